@@ -1,0 +1,34 @@
+"""dynagrad: a PyTorch-style deep-learning framework whose kernels are generated Python, compiled
+by Numba on first use and cached on disk.
+
+Example:
+    >>> import dynagrad as dg
+    >>> x = dg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> (x * x).sum().backward()
+    >>> x.grad
+    tensor([2., 4., 6.])
+"""
+import os as _os
+
+# Numba's OpenMP pool busy-waits between parallel calls; on a small machine that steals the
+# cores from everything else. Passive waiting must be chosen before the pool starts.
+_os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+from . import autograd, dtypes, kernels, testing  # noqa: E402
+from .autograd import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: E402
+from .autograd.grad_mode import is_grad_enabled, is_inference_mode_enabled  # noqa: E402
+from .creation import *  # noqa: E402,F401,F403
+from .device import device  # noqa: E402
+from .dtypes import (bool_ as bool, double, float, float16, float32, float64, get_default_dtype,  # noqa: E402,E501
+                     half, int8, int16, int32, int64, long, promote_types, result_type,
+                     set_default_dtype, short, uint8)
+from .dtypes import dtype  # noqa: E402
+from .dtypes import int as int  # noqa: E402
+from .ops import FUNCTIONS as _FUNCTIONS  # noqa: E402
+from .ops.tensor_methods import pow  # noqa: E402
+from .random import *  # noqa: E402,F401,F403
+from .tensor import Size, Tensor  # noqa: E402
+
+globals().update({k: v for k, v in _FUNCTIONS.items() if k not in ("pow",)})
+
+__version__ = "0.1.0"

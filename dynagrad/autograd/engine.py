@@ -1,0 +1,229 @@
+"""The reverse pass: ``backward`` and ``grad``.
+
+The engine is iterative (a 10,000-op chain needs no recursion): it orders the graph with an explicit
+stack, counts how many edges lead into each node, and runs a node once all of its output gradients
+have arrived. Saved tensors are freed node by node unless ``retain_graph`` is set.
+
+Example:
+    >>> import dynagrad as dg
+    >>> x = dg.tensor([1.0, 2.0], requires_grad=True)
+    >>> (gx,) = dg.autograd.grad((x * x).sum(), x)
+    >>> gx
+    tensor([2., 4.])
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from . import grad_mode
+from .function import AccumulateGrad, accumulator
+
+
+def _as_tuple(x) -> tuple:
+    if x is None:
+        return ()
+    if isinstance(x, (list, tuple)):
+        return tuple(x)
+    return (x,)
+
+
+def _root_grads(outputs, grad_outputs) -> list:
+    from .. import ones_like
+    grads = []
+    for i, out in enumerate(outputs):
+        g = grad_outputs[i] if i < len(grad_outputs) else None
+        if g is None:
+            if out.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs "
+                                   f"(output {i} has shape {tuple(out.shape)}); pass gradient=")
+            if not out.dtype.is_floating_point:
+                raise RuntimeError("grad can be implicitly created only for real scalar outputs, "
+                                   f"got {out.dtype.name}")
+            g = ones_like(out)
+        elif tuple(g.shape) != tuple(out.shape):
+            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
+                               f"{tuple(g.shape)} and output[{i}] has a shape of {tuple(out.shape)}.")
+        grads.append(g)
+    return grads
+
+
+def _topological(roots) -> list:
+    """Nodes reachable from ``roots``, each before every node it feeds (iterative DFS)."""
+    order, seen = [], set()
+    stack = [(r, False) for r in roots]
+    while stack:
+        node, done = stack.pop()
+        if done:
+            order.append(node)
+            continue
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        stack.append((node, True))
+        for edge in node.next_functions:
+            if edge is not None and id(edge[0]) not in seen:
+                stack.append((edge[0], False))
+    order.reverse()  # post-order reversed: producers of gradient come first
+    return order
+
+
+def run_backward(outputs, grad_outputs, retain_graph: bool, create_graph: bool,
+                 inputs=None, accumulate: bool = True):
+    """Propagate gradients from ``outputs``; accumulate into ``.grad`` or return grads of ``inputs``."""
+    for i, out in enumerate(outputs):
+        if not out.requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a "
+                               "grad_fn")
+    root_grads = _root_grads(outputs, grad_outputs)
+    root_edges = [(o.grad_fn, o._output_nr) if o.grad_fn is not None else (accumulator(o), 0)
+                  for o in outputs]
+    order = _topological([e[0] for e in root_edges])
+
+    # where the gradient of each requested input is read: its producing (node, output)
+    targets = None
+    if inputs is not None:
+        targets = {}
+        for k, t in enumerate(inputs):
+            if not t.requires_grad:
+                raise RuntimeError(f"One of the differentiated Tensors (input {k}) does not "
+                                   "require grad")
+            node, nr = (t.grad_fn, t._output_nr) if t.grad_fn is not None else (accumulator(t), 0)
+            targets.setdefault(id(node), []).append((nr, k, t))
+        needed = set(targets)
+        for node in reversed(order):  # consumers last: a node is needed if it leads to a target
+            if any(e is not None and id(e[0]) in needed for e in node.next_functions):
+                needed.add(id(node))
+        order = [n for n in order if id(n) in needed]
+    captured = [None] * (0 if inputs is None else len(inputs))
+
+    pending = {}  # id(node) -> number of edges still to deliver gradient
+    live = {id(n) for n in order}
+    for node in order:
+        for e in node.next_functions:
+            if e is not None and id(e[0]) in live:
+                pending[id(e[0])] = pending.get(id(e[0]), 0) + 1
+    buffers = {}
+    for (node, nr), g in zip(root_edges, root_grads):
+        _deliver(buffers, node, nr, g)
+
+    prev_mode = grad_mode.GRAD_ENABLED[0]
+    grad_mode.GRAD_ENABLED[0] = create_graph
+    try:
+        for node in order:  # topological order: every producer of this node's gradient ran
+            grads = buffers.pop(id(node), None)
+            if grads is None:
+                continue
+            grads = _run_prehooks(node, grads)
+            if targets is not None and id(node) in targets:
+                for nr, k, t in targets[id(node)]:
+                    captured[k] = grads[nr]
+                    if accumulate:
+                        _accumulate(t, grads[nr], create_graph)
+                if isinstance(node, AccumulateGrad) or not any(
+                        e is not None and id(e[0]) in live for e in node.next_functions):
+                    continue
+            if isinstance(node, AccumulateGrad):
+                if accumulate and targets is None:
+                    _accumulate(node.variable, grads[0], create_graph)
+                continue
+            grads = _materialize(node, grads)
+            in_grads = node.apply(*grads)
+            if not isinstance(in_grads, tuple):
+                in_grads = (in_grads,)
+            if node._post_hooks:
+                for hook in node._post_hooks:
+                    hook(in_grads, grads)
+            if not retain_graph:
+                node.release()
+            for e, g in zip(node.next_functions, in_grads):
+                if e is not None and g is not None and id(e[0]) in live:
+                    _deliver(buffers, e[0], e[1], g)
+    finally:
+        grad_mode.GRAD_ENABLED[0] = prev_mode
+    return captured
+
+
+def _deliver(buffers, node, nr, g) -> None:
+    buf = buffers.get(id(node))
+    if buf is None:
+        buf = buffers[id(node)] = [None] * max(1, len(node._output_meta))
+    buf[nr] = g if buf[nr] is None else buf[nr] + g
+
+
+def _run_prehooks(node, grads):
+    hooks = node._pre_hooks
+    if isinstance(node, AccumulateGrad):
+        leaf_hooks = node.variable._hooks
+        if leaf_hooks:
+            hooks = {0: list(leaf_hooks.values())}
+    if not hooks:
+        return grads
+    grads = list(grads)
+    for nr, fns in hooks.items():
+        for fn in list(fns):
+            if grads[nr] is None:
+                continue
+            new = fn(grads[nr])
+            if new is not None:
+                grads[nr] = new
+    return grads
+
+
+def _materialize(node, grads) -> list:
+    """Outputs that got no gradient receive zeros (custom Functions may opt out)."""
+    if all(g is not None for g in grads) or not getattr(node, "materialize_grads", True):
+        return grads
+    from .. import zeros
+    return [zeros(shape, dtype=dtype) if g is None else g
+            for g, (shape, dtype) in zip(grads, node._output_meta)]
+
+
+def _accumulate(t, g, create_graph: bool) -> None:
+    if g is None:
+        return
+    if g.dtype is not t.dtype:
+        g = g.to(t.dtype)
+    if t.grad is None:
+        # store a tensor the user may modify in place: never a view or an alias of another grad
+        t.grad = g if create_graph else g.detach().clone()
+    elif create_graph:
+        t.grad = t.grad + g
+    else:
+        with grad_mode.no_grad():
+            t.grad.add_(g)
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool = False,
+             inputs=None) -> None:
+    """Accumulate gradients of ``tensors`` into the ``.grad`` of the leaves (or of ``inputs``)."""
+    outputs = _as_tuple(tensors)
+    grads = _as_tuple(grad_tensors)
+    if retain_graph is None:
+        retain_graph = create_graph
+    inputs = None if inputs is None else _as_tuple(inputs)
+    if inputs is not None and not inputs:
+        raise RuntimeError("backward: 'inputs' argument to backward() cannot be empty")
+    run_backward(outputs, grads, retain_graph, create_graph, inputs, accumulate=True)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bool = False,
+         allow_unused: bool | None = None, materialize_grads: bool = False) -> tuple:
+    """Gradients of ``outputs`` with respect to ``inputs``, without touching any ``.grad``."""
+    outs = _as_tuple(outputs)
+    ins: Sequence = _as_tuple(inputs)
+    if retain_graph is None:
+        retain_graph = create_graph
+    result = run_backward(outs, _as_tuple(grad_outputs), retain_graph, create_graph, ins,
+                          accumulate=False)
+    final = []
+    for k, (g, t) in enumerate(zip(result, ins)):
+        if g is None:
+            if materialize_grads:
+                from .. import zeros_like
+                g = zeros_like(t)
+            elif not allow_unused:
+                raise RuntimeError(f"One of the differentiated Tensors (input {k}) appears to not "
+                                   "have been used in the graph. Set allow_unused=True if this is "
+                                   "the desired behavior.")
+        final.append(g)
+    return tuple(final)

@@ -1,0 +1,233 @@
+"""Creation functions: tensor, as_tensor, from_numpy, zeros/ones/full/empty (+ ``_like``), arange,
+linspace, logspace, eye.
+
+Example:
+    >>> import dynagrad as dg
+    >>> dg.tensor([1, 2]).dtype, dg.tensor([1.0]).dtype, dg.arange(3)
+    (dynagrad.int64, dynagrad.float32, tensor([0, 1, 2]))
+"""
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from . import dtypes
+from .device import as_device
+from .dtypes import dtype as DType
+from .ops._util import shape_arg
+from .tensor import Tensor, _wrap
+
+__all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "zeros_like",
+           "ones_like", "full_like", "empty_like", "arange", "linspace", "logspace", "eye",
+           "scalar_tensor", "is_tensor", "numel"]
+
+
+def _infer_dtype(data) -> DType:
+    """dtype PyTorch infers from Python data: bool, int64, or the default float dtype."""
+    kinds = set()
+    stack = [data]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, Tensor):
+            kinds.add(("t", x.dtype))
+        elif isinstance(x, (list, tuple)):
+            stack.extend(x)
+        elif isinstance(x, np.ndarray):
+            kinds.add(("t", dtypes.from_numpy_dtype(x.dtype)))
+        elif isinstance(x, (bool, np.bool_)):
+            kinds.add(("b", None))
+        elif isinstance(x, numbers.Integral):
+            kinds.add(("i", None))
+        elif isinstance(x, numbers.Real):
+            kinds.add(("f", None))
+        else:
+            raise TypeError(f"tensor(): could not infer dtype of {type(x).__name__}")
+    result = None
+    for kind, dt in kinds:
+        d = dt if kind == "t" else {"b": dtypes.bool_, "i": dtypes.int64,
+                                    "f": dtypes.get_default_dtype()}[kind]
+        result = d if result is None else dtypes.promote_types(result, d)
+    return result or dtypes.get_default_dtype()
+
+
+def _to_numpy(data):
+    if isinstance(data, Tensor):
+        return data._data
+    if isinstance(data, (list, tuple)):
+        return np.array([_to_numpy(x) for x in data]) if any(
+            isinstance(x, (Tensor, list, tuple)) for x in data) else np.array(data)
+    return np.asarray(data)
+
+
+def tensor(data, *, dtype: DType | None = None, device=None, requires_grad: bool = False,
+           pin_memory: bool = False) -> Tensor:
+    """A new tensor holding a copy of ``data`` (nested lists, scalars, NumPy arrays, tensors)."""
+    as_device(device)
+    if dtype is None:
+        if isinstance(data, np.ndarray):
+            dtype = dtypes.from_numpy_dtype(data.dtype)
+        elif isinstance(data, np.generic):
+            dtype = dtypes.from_numpy_dtype(data.dtype)
+        else:
+            dtype = _infer_dtype(data)
+    arr = _to_numpy(data)
+    if arr.dtype == object:
+        raise ValueError("tensor(): expected a sequence of equal-length sequences (ragged input)")
+    out = _wrap(np.array(arr, dtype=dtype.np, copy=True, order="C"), dtype)
+    if requires_grad:
+        out.requires_grad = True
+    return out
+
+
+def as_tensor(data, dtype: DType | None = None, device=None) -> Tensor:
+    """Like ``tensor`` but shares memory with a NumPy array or tensor when no conversion is needed."""
+    as_device(device)
+    if isinstance(data, Tensor):
+        return data if dtype is None or dtype is data.dtype else data.to(dtype)
+    if isinstance(data, np.ndarray):
+        src = dtypes.from_numpy_dtype(data.dtype)
+        if dtype is None or dtype is src:
+            return _wrap(data, src)
+        return _wrap(data.astype(dtype.np), dtype)
+    return tensor(data, dtype=dtype)
+
+
+def from_numpy(array: np.ndarray) -> Tensor:
+    """A tensor sharing memory with ``array`` (writes show through both ways)."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"from_numpy: expected np.ndarray (got {type(array).__name__})")
+    return _wrap(array, dtypes.from_numpy_dtype(array.dtype))
+
+
+def scalar_tensor(value, *, dtype: DType | None = None, device=None) -> Tensor:
+    return full((), value, dtype=dtype or dtypes.get_default_dtype(), device=device)
+
+
+def _finish(arr: np.ndarray, dtype: DType, requires_grad: bool) -> Tensor:
+    t = _wrap(arr, dtype)
+    if requires_grad:
+        t.requires_grad = True
+    return t
+
+
+def _shape_dtype(size, dtype, op):
+    return shape_arg(size, op), dtype or dtypes.get_default_dtype()
+
+
+def zeros(*size, dtype: DType | None = None, device=None, requires_grad: bool = False) -> Tensor:
+    """A tensor of zeros; ``zeros(2, 3)`` or ``zeros((2, 3))``."""
+    as_device(device)
+    shape, dt = _shape_dtype(size, dtype, "zeros")
+    return _finish(np.zeros(shape, dt.np), dt, requires_grad)
+
+
+def ones(*size, dtype: DType | None = None, device=None, requires_grad: bool = False) -> Tensor:
+    """A tensor of ones."""
+    as_device(device)
+    shape, dt = _shape_dtype(size, dtype, "ones")
+    return _finish(np.ones(shape, dt.np), dt, requires_grad)
+
+
+def empty(*size, dtype: DType | None = None, device=None, requires_grad: bool = False,
+          memory_format=None) -> Tensor:
+    """An uninitialised tensor."""
+    as_device(device)
+    shape, dt = _shape_dtype(size, dtype, "empty")
+    return _finish(np.empty(shape, dt.np), dt, requires_grad)
+
+
+def full(size, fill_value, *, dtype: DType | None = None, device=None,
+         requires_grad: bool = False) -> Tensor:
+    """A tensor filled with ``fill_value`` (dtype inferred from it when not given)."""
+    as_device(device)
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    dt = dtype or (dtypes.scalar_dtype(fill_value))
+    return _finish(np.full(shape_arg((size,) if isinstance(size, int) else size, "full"),
+                           fill_value, dt.np), dt, requires_grad)
+
+
+def _like(fn, input: Tensor, *args, dtype=None, device=None, requires_grad=False, **kw):
+    return fn(tuple(input.shape), *args, dtype=dtype or input.dtype, device=device,
+              requires_grad=requires_grad)
+
+
+def zeros_like(input: Tensor, *, dtype=None, device=None, requires_grad=False,
+               memory_format=None) -> Tensor:
+    return _like(zeros, input, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def ones_like(input: Tensor, *, dtype=None, device=None, requires_grad=False,
+              memory_format=None) -> Tensor:
+    return _like(ones, input, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def empty_like(input: Tensor, *, dtype=None, device=None, requires_grad=False,
+               memory_format=None) -> Tensor:
+    return _like(empty, input, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def full_like(input: Tensor, fill_value, *, dtype=None, device=None, requires_grad=False,
+              memory_format=None) -> Tensor:
+    return full(tuple(input.shape), fill_value, dtype=dtype or input.dtype, device=device,
+                requires_grad=requires_grad)
+
+
+def arange(start, end=None, step=1, *, dtype: DType | None = None, device=None,
+           requires_grad: bool = False) -> Tensor:
+    """Values ``start, start+step, ...`` below ``end``; int64 unless a bound or step is a float."""
+    as_device(device)
+    if end is None:
+        start, end = 0, start
+    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    start, end, step = vals
+    if step == 0:
+        raise RuntimeError("arange: step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError(f"arange: upper bound ({end}) and lower bound ({start}) inconsistent "
+                           f"with step sign ({step})")
+    if dtype is None:
+        dtype = dtypes.int64 if all(isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+                                    for v in vals) else dtypes.get_default_dtype()
+    n = max(0, math.ceil((end - start) / step))
+    arr = (start + np.arange(n, dtype=np.float64) * step) if dtype.is_floating_point else \
+        np.arange(start, start + n * step, step, dtype=np.int64)[:n]
+    return _finish(arr.astype(dtype.np), dtype, requires_grad)
+
+
+def linspace(start, end, steps: int, *, dtype: DType | None = None, device=None,
+             requires_grad: bool = False) -> Tensor:
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
+    as_device(device)
+    if steps < 0:
+        raise RuntimeError(f"linspace: number of steps must be non-negative (got {steps})")
+    dt = dtype or dtypes.get_default_dtype()
+    return _finish(np.linspace(start, end, steps, dtype=np.float64).astype(dt.np), dt,
+                   requires_grad)
+
+
+def logspace(start, end, steps: int, base: float = 10.0, *, dtype: DType | None = None,
+             device=None, requires_grad: bool = False) -> Tensor:
+    """``base ** linspace(start, end, steps)``."""
+    as_device(device)
+    dt = dtype or dtypes.get_default_dtype()
+    return _finish(np.power(base, np.linspace(start, end, steps, dtype=np.float64)).astype(dt.np),
+                   dt, requires_grad)
+
+
+def eye(n: int, m: int | None = None, *, dtype: DType | None = None, device=None,
+        requires_grad: bool = False) -> Tensor:
+    """Identity matrix of shape ``(n, m)``."""
+    as_device(device)
+    dt = dtype or dtypes.get_default_dtype()
+    return _finish(np.eye(n, n if m is None else m, dtype=dt.np), dt, requires_grad)
+
+
+def is_tensor(obj) -> bool:
+    return isinstance(obj, Tensor)
+
+
+def numel(input: Tensor) -> int:
+    return input.numel()

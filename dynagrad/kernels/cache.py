@@ -1,0 +1,156 @@
+"""Two-level kernel cache: generated source -> Numba dispatcher, in memory and on disk.
+
+Every kernel is a small generated Python module. Its file name is a hash of everything that changes
+the compiled code (the source itself, the scalar library, dynagrad's kernel ABI, Numba's version), so
+a stale entry can never be picked up. Numba's own ``cache=True`` stores the machine code next to it;
+one file per specialization plus a per-file lock keeps concurrent processes from corrupting a shared
+index (numba#10128).
+
+Example:
+    >>> import dynagrad as dg
+    >>> sorted(dg.kernels.cache_stats())[:3]
+    ['compile_seconds', 'compiles', 'disk_load_seconds']
+"""
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import importlib.util
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable
+
+import numba
+
+KERNEL_ABI = "1"  # bump when the calling convention of generated kernels changes
+
+_memory: dict = {}          # key -> compiled dispatcher
+_stats = {"hits": 0, "misses": 0, "compiles": 0, "disk_loads": 0,
+          "compile_seconds": 0.0, "disk_load_seconds": 0.0}
+_helper_hash: str | None = None
+
+
+def cache_dir() -> Path:
+    """Where kernel sources and Numba's machine code live (``DYNAGRAD_CACHE_DIR``)."""
+    root = os.environ.get("DYNAGRAD_CACHE_DIR") or os.path.join(Path.home(), ".cache", "dynagrad")
+    return Path(root) / f"numba-{numba.__version__}-py{sys.version_info[0]}{sys.version_info[1]}"
+
+
+def cache_stats() -> dict:
+    """Counters since the process started (or since ``reset_stats``): hits, misses, compiles,
+    disk_loads, compile_seconds, disk_load_seconds, and ``kernels`` held in memory."""
+    return dict(_stats, kernels=len(_memory))
+
+
+def reset_stats() -> None:
+    for k in _stats:
+        _stats[k] = 0.0 if k.endswith("seconds") else 0
+
+
+def clear_cache(disk: bool = True) -> None:
+    """Forget every compiled kernel in this process and, with ``disk=True``, delete the disk cache."""
+    _memory.clear()
+    if disk:
+        shutil.rmtree(cache_dir(), ignore_errors=True)
+
+
+def _helpers_fingerprint() -> str:
+    global _helper_hash
+    if _helper_hash is None:
+        from . import scalarlib
+        _helper_hash = hashlib.sha256(Path(scalarlib.__file__).read_bytes()).hexdigest()[:16]
+    return _helper_hash
+
+
+def _log(msg: str) -> None:
+    if os.environ.get("DYNAGRAD_LOG_COMPILE"):
+        print(f"[dynagrad.kernels] {msg}", file=sys.stderr)
+
+
+def lookup(key: tuple, build: Callable[[], tuple]):
+    """The dispatcher for ``key``, building it on the first request.
+
+    ``build()`` returns ``(source, function_name, argument_types, description)``. Hot paths call
+    ``_memory.get(key)`` themselves and come here only on a miss.
+    """
+    disp = _memory.get(key)
+    if disp is not None:
+        _stats["hits"] += 1
+        return disp
+    _stats["misses"] += 1
+    source, fname, signature, what = build()
+    disp = _load_or_compile(source, fname, signature, what)
+    _memory[key] = disp
+    return disp
+
+
+def _load_or_compile(source: str, fname: str, signature: str, what: str):
+    digest = hashlib.sha256("\0".join(
+        (source, str(signature), KERNEL_ABI, numba.__version__, _helpers_fingerprint())).encode()
+    ).hexdigest()[:24]
+    folder = cache_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"k_{digest}.py"
+    with open(folder / f"k_{digest}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one process at a time writes/compiles this kernel
+        try:
+            return _import_and_compile(path, source, fname, signature, what, digest)
+        except Exception as exc:  # a corrupted entry: discard it and build afresh, once
+            if isinstance(exc, RuntimeError) and "DYNAGRAD_FORBID_COMPILE" in str(exc):
+                raise
+            _log(f"discarding corrupted cache entry for {what}: {exc!r}")
+            _discard(path)
+            return _import_and_compile(path, source, fname, signature, what, digest)
+
+
+def _discard(path: Path) -> None:
+    path.unlink(missing_ok=True)
+    pycache = path.parent / "__pycache__"
+    if pycache.is_dir():
+        for f in pycache.glob(path.stem + ".*"):
+            f.unlink(missing_ok=True)
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".py")
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def _import_and_compile(path, source, fname, signature, what, digest):
+    try:
+        on_disk = path.read_text()
+    except (OSError, UnicodeDecodeError):
+        on_disk = None
+    if on_disk != source:
+        if on_disk is not None:
+            _log(f"source of {what} on disk differs from its hash: rewriting")
+            _discard(path)
+        _write_atomic(path, source)
+    spec = importlib.util.spec_from_file_location(f"dynagrad_kernel_{digest}", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # Numba's disk cache rebuilds globals by module name
+    spec.loader.exec_module(module)
+    disp = getattr(module, fname)
+    if os.environ.get("DYNAGRAD_FORBID_COMPILE", "") not in ("", "0"):
+        def refuse(*args, **kwargs):
+            raise RuntimeError(f"DYNAGRAD_FORBID_COMPILE is set but kernel {what} "
+                               f"({path.name}) is not in the disk cache and would compile")
+        disp._compiler.compile = refuse
+    t0 = time.perf_counter()
+    disp.compile(signature)
+    seconds = time.perf_counter() - t0
+    if sum(disp.stats.cache_hits.values()):
+        _stats["disk_loads"] += 1
+        _stats["disk_load_seconds"] += seconds
+    else:
+        _stats["compiles"] += 1
+        _stats["compile_seconds"] += seconds
+        _log(f"compiled {what} in {seconds:.2f}s (not in the disk cache)")
+    disp.disable_compile()  # other layouts convert to the one signature instead of compiling
+    return disp

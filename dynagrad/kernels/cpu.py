@@ -1,0 +1,142 @@
+"""Run template kernels on NumPy buffers: pick the layout class, fetch (or build) the kernel, call it.
+
+Example:
+    >>> import numpy as np
+    >>> from dynagrad.kernels import cpu
+    >>> out = np.empty(3, np.float32)
+    >>> cpu.elementwise("x * y", ("a", "a"), ("float32", "float32"), "float32",
+    ...                 (np.ones(3, np.float32), np.full(3, 2, np.float32)), out)
+    >>> out.tolist()
+    [2.0, 2.0, 2.0]
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import templates
+from .cache import _memory, _stats, lookup
+
+# Below this many elements a kernel runs on one thread: waking a thread pool costs more than it saves.
+PARALLEL_MIN_ELEMENTS = 1 << 18
+_PAD = tuple((None,) * k for k in range(5))
+
+
+def elementwise(expr: str, kinds: tuple, types: tuple, out_type: str, operands: tuple,
+                out: np.ndarray, params: tuple = ()) -> None:
+    """``out[...] = expr(*operands)`` with broadcasting; array operands already in ``types``.
+
+    ``params`` are ``(name, type, value)`` scalars the expression uses by name.
+    """
+    shape = out.shape
+    flat = out.flags.c_contiguous
+    if flat:
+        for o, k in zip(operands, kinds):
+            if k == "a" and (o.shape != shape or not o.flags.c_contiguous):
+                flat = False
+                break
+    if flat:
+        layout = "p" if out.size >= PARALLEL_MIN_ELEMENTS else "c"
+        key = (expr, kinds, types, out_type, layout, params and tuple(p[:2] for p in params))
+        kernel = _memory.get(key)
+        if kernel is None:
+            kernel = _build(key, expr, kinds, types, out_type, layout, params)
+        else:
+            _stats["hits"] += 1
+        args = [o.ravel() if k == "a" else o for o, k in zip(operands, kinds)]
+        args.extend(p[2] for p in params)
+        kernel(*args, out.ravel())
+        return
+    key = (expr, kinds, types, out_type, "s", params and tuple(p[:2] for p in params))
+    kernel = _memory.get(key)
+    if kernel is None:
+        kernel = _build(key, expr, kinds, types, out_type, "s", params)
+    else:
+        _stats["hits"] += 1
+    _strided(kernel, operands, kinds, out, tuple(p[2] for p in params))
+
+
+def _strided(kernel, operands, kinds, out, param_values) -> None:
+    nd = out.ndim
+    if nd > 4:  # peel leading dimensions until four remain
+        for j in range(out.shape[0]):
+            sub = tuple(o if k == "s" or o.ndim < nd else (o[0] if o.shape[0] == 1 else o[j])
+                        for o, k in zip(operands, kinds))
+            _strided(kernel, sub, kinds, out[j], param_values)
+        return
+    args = [o[_PAD[4 - o.ndim]] if k == "a" else o for o, k in zip(operands, kinds)]
+    kernel(*args, *param_values, out[_PAD[4 - nd]])
+
+
+def _build(key, expr, kinds, types, out_type, layout, params):
+    return lookup(key, lambda: templates.elementwise(
+        expr, kinds, types, out_type, layout, tuple(p[:2] for p in params)))
+
+
+def _three_d(x: np.ndarray, dim: int) -> np.ndarray:
+    """View a contiguous array as ``(outer, shape[dim], inner)``."""
+    s = x.shape
+    outer = int(np.prod(s[:dim], dtype=np.int64))
+    inner = int(np.prod(s[dim + 1:], dtype=np.int64))
+    return x.reshape(outer, s[dim], inner)
+
+
+def reduce_axis(x: np.ndarray, dim: int, kind: tuple, out_dtype) -> np.ndarray:
+    """Reduce the contiguous array ``x`` over ``dim``; ``kind`` = (init, combine, final, acc_type).
+
+    Returns the reduced array with ``dim`` removed.
+    """
+    x3 = _three_d(x, dim)
+    out = np.empty((x3.shape[0], x3.shape[2]), out_dtype)
+    init, combine, final, acc = kind
+    key = ("reduce", kind, x.dtype.name, out.dtype.name)
+    kernel = lookup(key, lambda: templates.reduce(
+        init, combine, final, _tname(x.dtype), acc, _tname(out.dtype)))
+    kernel(x3, out)
+    return out.reshape(x.shape[:dim] + x.shape[dim + 1:])
+
+
+def arg_reduce_axis(x: np.ndarray, dim: int, better: str) -> np.ndarray:
+    x3 = _three_d(x, dim)
+    out = np.empty((x3.shape[0], x3.shape[2]), np.int64)
+    key = ("arg_reduce", better, x.dtype.name)
+    kernel = lookup(key, lambda: templates.arg_reduce(better, _tname(x.dtype)))
+    kernel(x3, out)
+    return out.reshape(x.shape[:dim] + x.shape[dim + 1:])
+
+
+def scan_axis(x: np.ndarray, dim: int, combine: str) -> np.ndarray:
+    x3 = _three_d(x, dim)
+    out = np.empty_like(x3)
+    key = ("scan", combine, x.dtype.name)
+    kernel = lookup(key, lambda: templates.scan(combine, _tname(x.dtype)))
+    kernel(x3, out)
+    return out.reshape(x.shape)
+
+
+def _tname(d: np.dtype) -> str:
+    return "bool" if d == np.bool_ else d.name
+
+
+def _indexed(name: str, builder, dtype: np.dtype, *extra):
+    key = (name, dtype.name) + extra
+    return lookup(key, lambda: builder(_tname(dtype), *extra))
+
+
+def gather3(x3: np.ndarray, index3: np.ndarray) -> np.ndarray:
+    out = np.empty(index3.shape, x3.dtype)
+    _indexed("gather", templates.gather, x3.dtype)(x3, index3, out)
+    return out
+
+
+def scatter3(out3: np.ndarray, index3: np.ndarray, src3: np.ndarray, accumulate: bool) -> None:
+    _indexed("scatter", templates.scatter, out3.dtype, accumulate)(out3, index3, src3)
+
+
+def index_select3(x3: np.ndarray, index: np.ndarray) -> np.ndarray:
+    out = np.empty((x3.shape[0], index.shape[0], x3.shape[2]), x3.dtype)
+    _indexed("index_select", templates.index_select, x3.dtype)(x3, index, out)
+    return out
+
+
+def index_add3(out3: np.ndarray, index: np.ndarray, src3: np.ndarray) -> None:
+    _indexed("index_add", templates.index_add, out3.dtype)(out3, index, src3)

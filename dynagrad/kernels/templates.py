@@ -1,0 +1,223 @@
+"""Kernel templates: each function returns ``(source, function_name, signature, description)``.
+
+Kernels see raw NumPy buffers only. They specialize on dtypes and on a layout class, never on shape:
+
+* ``"c"``  - every array operand and the output are 1-D contiguous (flat views of same-shape tensors);
+* ``"p"``  - as ``"c"`` but split over threads (large tensors only);
+* ``"s"``  - 4-D strided arrays of any layout; a size-1 dimension of an input broadcasts.
+
+Operands of an elementwise kernel are arrays (``"a"``) or scalars (``"s"``); the scalar expression
+names them ``x, y, z, w`` in order.
+
+Example:
+    >>> src, name, sig, what = elementwise("x + y", ("a", "a"), ("float32", "float32"), "float32", "c")
+    >>> [str(t) for t in sig]
+    ['readonly array(float32, 1d, C)', 'readonly array(float32, 1d, C)', 'array(float32, 1d, C)']
+"""
+from __future__ import annotations
+
+from numba import types
+
+NUMBA_TYPE = {"float32": "float32", "float64": "float64", "float16": "float16", "int64": "int64",
+              "int32": "int32", "int16": "int16", "int8": "int8", "uint8": "uint8",
+              "bool": "boolean"}
+OPERAND_NAMES = ("x", "y", "z", "w")
+
+HEADER = """\
+import math
+import numpy as np
+import numba
+from dynagrad.kernels.scalarlib import *
+
+"""
+
+
+def _arr(t: str, ndim: int, contiguous: bool, readonly: bool = False) -> types.Array:
+    """Array argument type. Inputs are declared read-only: writable arrays convert to that type,
+    and broadcast views (which NumPy marks read-only) are accepted too."""
+    return types.Array(getattr(types, NUMBA_TYPE[t]), ndim, "C" if contiguous else "A",
+                       readonly=readonly)
+
+
+def _sig(*args) -> tuple:
+    return tuple(getattr(types, NUMBA_TYPE[a]) if isinstance(a, str) else a for a in args)
+
+
+def _decorator(parallel: bool = False) -> str:
+    extra = ", parallel=True" if parallel else ""
+    return f'@numba.njit(cache=True, nogil=True, error_model="numpy"{extra})\n'
+
+
+def elementwise(expr: str, kinds: tuple, in_types: tuple, out_type: str, layout: str,
+                params: tuple = ()) -> tuple:
+    """An n-ary map ``out = expr(x, y, ...)``; ``params`` are extra scalar arguments by name."""
+    args = [f"a{i}" for i in range(len(kinds))]
+    ndim, contiguous = (1, True) if layout in "cp" else (4, False)
+    signature = _sig(*[t if k == "s" else _arr(t, ndim, contiguous, readonly=True)
+                       for k, t in zip(kinds, in_types)],
+                     *[t for _, t in params], _arr(out_type, ndim, contiguous))
+    body = []
+    for i, k in enumerate(kinds):
+        if k == "s":
+            body.append(f"    {OPERAND_NAMES[i]} = a{i}")
+    if layout in "cp":
+        loop = "numba.prange" if layout == "p" else "range"
+        body.append(f"    for i in {loop}(out.shape[0]):")
+        for i, k in enumerate(kinds):
+            if k == "a":
+                body.append(f"        {OPERAND_NAMES[i]} = a{i}[i]")
+        body.append(f"        out[i] = {expr}")
+    else:
+        body.append("    n0, n1, n2, n3 = out.shape")
+        for i, k in enumerate(kinds):
+            if k == "a":  # a size-1 input dimension repeats along the output (broadcast)
+                body.append(f"    m{i} = (" + ", ".join(
+                    f"1 if a{i}.shape[{d}] != 1 else 0" for d in range(4)) + ")")
+        body.append("    for i0 in range(n0):")
+        body.append("        for i1 in range(n1):")
+        body.append("            for i2 in range(n2):")
+        body.append("                for i3 in range(n3):")
+        for i, k in enumerate(kinds):
+            if k == "a":
+                idx = ", ".join(f"i{d} * m{i}[{d}]" for d in range(4))
+                body.append(f"                    {OPERAND_NAMES[i]} = a{i}[{idx}]")
+        body.append(f"                    out[i0, i1, i2, i3] = {expr}")
+    names = args + [p for p, _ in params] + ["out"]
+    src = (HEADER + _decorator(layout == "p") + f"def kernel({', '.join(names)}):\n"
+           + "\n".join(body) + "\n")
+    return src, "kernel", signature, f"elementwise[{expr}] {in_types}->{out_type} layout={layout}"
+
+
+def reduce(init: str, combine: str, final: str, in_type: str, acc_type: str, out_type: str) -> tuple:
+    """Reduce the middle axis of a contiguous ``(O, R, I)`` array into ``(O, I)``.
+
+    ``combine`` is a statement updating ``acc`` from ``v``; ``final`` maps ``acc`` (and ``R``) to out.
+    """
+    acc_np = "np.bool_" if acc_type == "bool" else f"np.{acc_type}"
+    src = HEADER + _decorator() + f"""\
+def kernel(x, out):
+    O, R, I = x.shape
+    if I == 1:
+        for o in range(O):
+            acc = {acc_np}({init})
+            for r in range(R):
+                v = x[o, r, 0]
+                {combine}
+            out[o, 0] = {final}
+    else:
+        accs = np.empty(I, dtype={acc_np})
+        for o in range(O):
+            for i in range(I):
+                accs[i] = {init}
+            for r in range(R):
+                for i in range(I):
+                    acc = accs[i]
+                    v = x[o, r, i]
+                    {combine}
+                    accs[i] = acc
+            for i in range(I):
+                acc = accs[i]
+                out[o, i] = {final}
+"""
+    sig = _sig(_arr(in_type, 3, True, True), _arr(out_type, 2, True))
+    return src, "kernel", sig, f"reduce[{combine}] {in_type}->{out_type}"
+
+
+def arg_reduce(better: str, in_type: str) -> tuple:
+    """Index of the first best element along the middle axis of ``(O, R, I)`` (argmax/argmin).
+
+    ``better`` is a condition on ``v`` (candidate) and ``best`` that says ``v`` wins.
+    """
+    src = HEADER + _decorator() + f"""\
+def kernel(x, out):
+    O, R, I = x.shape
+    for o in range(O):
+        for i in range(I):
+            best = x[o, 0, i]
+            idx = 0
+            for r in range(1, R):
+                v = x[o, r, i]
+                if {better}:
+                    best = v
+                    idx = r
+            out[o, i] = idx
+"""
+    sig = _sig(_arr(in_type, 3, True, True), _arr("int64", 2, True))
+    return src, "kernel", sig, f"arg_reduce[{better}] {in_type}"
+
+
+def scan(combine: str, dtype: str) -> tuple:
+    """Inclusive scan along the middle axis of ``(O, R, I)``: ``out[:, r] = combine(out[:, r-1], x)``."""
+    src = HEADER + _decorator() + f"""\
+def kernel(x, out):
+    O, R, I = x.shape
+    for o in range(O):
+        for i in range(I):
+            acc = x[o, 0, i]
+            out[o, 0, i] = acc
+            for r in range(1, R):
+                v = x[o, r, i]
+                acc = {combine}
+                out[o, r, i] = acc
+"""
+    sig = _sig(_arr(dtype, 3, True, True), _arr(dtype, 3, True))
+    return src, "kernel", sig, f"scan[{combine}] {dtype}"
+
+
+def gather(dtype: str) -> tuple:
+    """``out[o, r, i] = x[o, index[o, r, i], i]`` (indices validated by the caller)."""
+    src = HEADER + _decorator() + """\
+def kernel(x, index, out):
+    O, R, I = out.shape
+    for o in range(O):
+        for r in range(R):
+            for i in range(I):
+                out[o, r, i] = x[o, index[o, r, i], i]
+"""
+    sig = _sig(_arr(dtype, 3, False, True), _arr("int64", 3, False, True), _arr(dtype, 3, True))
+    return src, "kernel", sig, f"gather {dtype}"
+
+
+def scatter(dtype: str, accumulate: bool) -> tuple:
+    """``out[o, index[o, r, i], i] (+)= src[o, r, i]`` in place (indices validated by the caller)."""
+    op = "+=" if accumulate else "="
+    src = HEADER + _decorator() + f"""\
+def kernel(out, index, src):
+    O, R, I = index.shape
+    for o in range(O):
+        for r in range(R):
+            for i in range(I):
+                out[o, index[o, r, i], i] {op} src[o, r, i]
+"""
+    sig = _sig(_arr(dtype, 3, True), _arr("int64", 3, False, True), _arr(dtype, 3, False, True))
+    return src, "kernel", sig, f"scatter{'_add' if accumulate else ''} {dtype}"
+
+
+def index_select(dtype: str) -> tuple:
+    """``out[o, k, i] = x[o, index[k], i]`` (indices validated by the caller)."""
+    src = HEADER + _decorator() + """\
+def kernel(x, index, out):
+    O, K, I = out.shape
+    for o in range(O):
+        for k in range(K):
+            j = index[k]
+            for i in range(I):
+                out[o, k, i] = x[o, j, i]
+"""
+    sig = _sig(_arr(dtype, 3, False, True), _arr("int64", 1, False, True), _arr(dtype, 3, True))
+    return src, "kernel", sig, f"index_select {dtype}"
+
+
+def index_add(dtype: str) -> tuple:
+    """``out[o, index[k], i] += src[o, k, i]`` in place (indices validated by the caller)."""
+    src = HEADER + _decorator() + """\
+def kernel(out, index, src):
+    O, K, I = src.shape
+    for o in range(O):
+        for k in range(K):
+            j = index[k]
+            for i in range(I):
+                out[o, j, i] += src[o, k, i]
+"""
+    sig = _sig(_arr(dtype, 3, True), _arr("int64", 1, False, True), _arr(dtype, 3, False, True))
+    return src, "kernel", sig, f"index_add {dtype}"

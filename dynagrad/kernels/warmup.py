@@ -1,0 +1,32 @@
+"""Precompile (or load from disk) the kernels a typical float32 training step uses."""
+from __future__ import annotations
+
+import time
+
+
+def warmup(dtypes=("float32",), verbose: bool = False) -> dict:
+    """Run the common ops once per dtype so their kernels are compiled and on disk.
+
+    Returns ``cache_stats()`` after the run plus ``seconds`` taken.
+    """
+    import dynagrad as dg
+    from .cache import cache_stats
+    t0 = time.perf_counter()
+    for name in dtypes:
+        dt = getattr(dg, name)
+        a = dg.rand(4, 4, dtype=dt, requires_grad=True)
+        b = dg.rand(4, 4, dtype=dt)
+        for y in (a + b, a - b, a * b, a / (b + 1), a * 2.0, a + 1.0, 1.0 - a, a.relu(),
+                  a.exp(), a.tanh(), a.sigmoid(), a.log1p(), a.sqrt(), a @ b, a + b[0], a ** 2):
+            y.sum().backward()
+        a.sum(0).mean()
+        a.max(1)
+        a.detach().argmax(1)
+        a.detach().cumsum(0)
+        (a.detach() > b).any()
+    stats = cache_stats()
+    stats["seconds"] = time.perf_counter() - t0
+    if verbose:
+        print(f"warmup: {stats['compiles']} compiled, {stats['disk_loads']} loaded from disk in "
+              f"{stats['seconds']:.1f}s")
+    return stats

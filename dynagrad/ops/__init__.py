@@ -1,0 +1,3 @@
+"""The op registry and the op families. Importing this package attaches every Tensor method."""
+from . import elementwise, indexing, linalg, movement, reduce, tensor_methods  # noqa: F401
+from .registry import FUNCTIONS, REGISTRY  # noqa: F401

@@ -1,0 +1,629 @@
+"""Elementwise ops: one table line per op (scalar expression, dtype rule, gradient).
+
+Adding an op is one ``_define`` call: the expression becomes a Numba kernel on first use (per dtype
+and layout class), the gradient is written with dynagrad ops (so it is differentiable again), and
+the registry attaches the Tensor method and the in-place ``name_`` variant.
+
+Example:
+    >>> import dynagrad as dg
+    >>> dg.exp(dg.zeros(2)), dg.tensor([1, 2]) * 2.5
+    (tensor([1., 1.]), tensor([2.5000, 5.0000]))
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import dtypes
+from ..autograd import grad_mode
+from ..autograd.function import Node, edge_of
+from ..dtypes import bool_, result_type
+from ..errors import describe
+from ..kernels import cpu
+from ..tensor import Tensor, _wrap
+from ._util import broadcast_shapes
+from .registry import REGISTRY, register
+
+_CATEGORY = {0: "b", 1: "i", 2: "f"}
+
+
+class Elementwise:
+    """One elementwise op: expressions by dtype category, a dtype rule, and per-input gradients."""
+
+    def __init__(self, name, exprs, rule, grads, saves, node_name, params=()):
+        self.name = name
+        self.exprs = exprs              # {"f": "...", "i": "...", "b": "..."} (missing = unsupported)
+        self.rule = rule                # promote | float | compare | logical | int | where
+        self.grads = grads              # per input: f(g, *inputs, out, **params) or None
+        self.saves = saves              # which inputs (by index) and "out" backward reads
+        self.params = params            # names of scalar parameters passed to the kernel
+        self.node_cls = type(node_name, (_ElementwiseNode,), {"op": self}) if grads else None
+
+    def dtypes_for(self, operands):
+        """(output dtype, compute dtype) for these operands, or a TypeError."""
+        rt = result_type(*operands)
+        rule = self.rule
+        if rule == "promote":
+            return rt, rt.compute
+        if rule == "float":
+            out = rt if rt.is_floating_point else dtypes.get_default_dtype()
+            return out, out.compute
+        if rule == "compare":
+            return bool_, rt.compute
+        if rule == "logical":
+            return bool_, bool_
+        if rule == "int":
+            if rt.is_floating_point:
+                raise TypeError(f"{self.name}: only integer and bool tensors are supported "
+                                f"(got " + ", ".join(describe(o) for o in operands) + ")")
+            return rt, rt.compute
+        if rule == "where":  # where(cond, x, y): the dtype of x and y
+            out = result_type(*operands[1:])
+            return out, out.compute
+        raise AssertionError(rule)
+
+
+class _ElementwiseNode(Node):
+    op: Elementwise
+
+    def backward(self, g):
+        saved = self.saved_tensors
+        n = len(self.meta)
+        inputs = [s if s is not None else a for s, a in zip(saved[:n], self.scalars)]
+        out = saved[n]
+        result = []
+        for i, (meta, edge, fn) in enumerate(zip(self.meta, self.next_functions, self.op.grads)):
+            if meta is None or edge is None or fn is None:
+                result.append(None)
+                continue
+            gi = fn(g, *inputs, out, **self.params)
+            shape, dt = meta
+            if tuple(gi.shape) != shape:
+                gi = sum_to(gi, shape)
+            if gi.dtype is not dt:
+                gi = gi.to(dt)
+            result.append(gi)
+        return tuple(result)
+
+
+def compute(op: Elementwise, operands: tuple, params: dict | None = None, out: Tensor | None = None):
+    """Run ``op`` on tensors / Python scalars and record its gradient node when needed."""
+    out_dt, ct = op.dtypes_for(operands)
+    expr = op.exprs.get(_CATEGORY[ct.category])
+    if expr is None:
+        raise TypeError(f"{op.name}: not supported for dtype {out_dt.name if op.rule != 'compare' else ct.name} "
+                        "(got " + ", ".join(describe(o) for o in operands) + ")")
+    arrays, kinds, types, shapes, tensors = [], [], [], [], []
+    ct_np = ct.np
+    for i, o in enumerate(operands):
+        if isinstance(o, Tensor):
+            tensors.append(o)
+            a = o._data
+            want = bool_ if op.rule == "where" and i == 0 else ct
+            if o.dtype is not want:
+                a = a.astype(want.np)
+            if a.ndim:
+                shapes.append(a.shape)
+                kinds.append("a")
+                arrays.append(a)
+            else:  # a 0-dim tensor acts as a scalar argument: no broadcasting kernel needed
+                kinds.append("s")
+                arrays.append(a[()])
+            types.append(want.name)
+        else:
+            if isinstance(o, complex):
+                raise TypeError(f"{op.name}: complex numbers are not supported")
+            kinds.append("s")
+            arrays.append(ct_np.type(o))
+            types.append(ct.name)
+    if not shapes:  # everything 0-dim or scalar: compute as 1-element arrays
+        shape = ()
+    elif len(shapes) == 1 or all(s == shapes[0] for s in shapes):
+        shape = shapes[0]
+    else:
+        shape = broadcast_shapes(op.name, *(o.shape for o in operands if isinstance(o, Tensor)))
+    if op.rule in ("int", "promote") and ct.category == 1 and op.name in _INT_DIVISIONS:
+        _check_int_divisor(op.name, operands[1])
+    kparams = ()
+    if params:
+        kparams = tuple((k, ct.name, ct_np.type(params[k])) for k in op.params)
+    out_np_dt = (bool_ if out_dt is bool_ else out_dt.compute).np
+    if out is not None:
+        _check_inplace(op.name, out, out_dt, shape, operands)
+    res = np.empty(shape, out_np_dt) if (out is None or out._data.dtype != out_np_dt
+                                          or out_dt is not out_dt.compute) else out._data
+    if shape == ():
+        res1 = res.reshape(1)
+        cpu.elementwise(expr, tuple(kinds), tuple(types), res.dtype.name if out_dt is not bool_
+                        else "bool", tuple(a if k == "s" else a.reshape(1)
+                                           for a, k in zip(arrays, kinds)), res1, kparams)
+    else:
+        cpu.elementwise(expr, tuple(kinds), tuple(types), "bool" if out_dt is bool_
+                        else res.dtype.name, tuple(arrays), res, kparams)
+    if out is not None:
+        if res is not out._data:
+            out._data[...] = res
+        out._vc[0] += 1
+        return out
+    if res.dtype != out_dt.np:
+        res = res.astype(out_dt.np)
+    result = _wrap(res, out_dt)
+    if op.node_cls is not None and grad_mode.GRAD_ENABLED[0] and out_dt.is_floating_point:
+        for t in tensors:
+            if t._requires_grad:
+                _record(op, operands, result, params)
+                break
+    return result
+
+
+def _record(op, operands, result, params) -> None:
+    node = op.node_cls()
+    node.next_functions = tuple(edge_of(o) if isinstance(o, Tensor) else None for o in operands)
+    node.meta = tuple((o._data.shape, o.dtype) if isinstance(o, Tensor) else None
+                      for o in operands)
+    node.scalars = tuple(None if isinstance(o, Tensor) else o for o in operands)
+    node.params = params or {}
+    saves = op.saves
+    node.save(*[o if i in saves and isinstance(o, Tensor) else None
+                for i, o in enumerate(operands)], result if "out" in saves else None)
+    node._output_meta = ((result._data.shape, result.dtype),)
+    result.grad_fn = node
+    result._requires_grad = True
+
+
+def _check_inplace(name, out, out_dt, shape, operands):
+    if out.dtype is not out_dt and dtypes.promote_types(out_dt, out.dtype) is not out.dtype:
+        raise RuntimeError(f"{name}_: result type {out_dt.name} can't be cast to the desired "
+                           f"output type {out.dtype.name}")
+    if tuple(out._data.shape) != tuple(shape):
+        raise RuntimeError(f"{name}_: output with shape {tuple(out._data.shape)} doesn't match "
+                           f"the broadcast shape {tuple(shape)}")
+
+
+_INT_DIVISIONS = ("floor_divide", "remainder", "fmod")
+
+
+def _check_int_divisor(name, divisor) -> None:
+    zero = (divisor._data == 0).any() if isinstance(divisor, Tensor) else divisor == 0
+    if zero:
+        raise ZeroDivisionError(f"{name}: integer division by zero")
+
+
+def inplace(op: Elementwise, self: Tensor, operands: tuple, params=None) -> Tensor:
+    """``self`` <- op(operands) in place (``operands[0]`` is ``self`` for most ops)."""
+    if grad_mode.GRAD_ENABLED[0] and any(isinstance(o, Tensor) and o._requires_grad
+                                         for o in operands):
+        if self.grad_fn is None and self._requires_grad:
+            raise RuntimeError(f"{op.name}_: a leaf Variable that requires grad is being used in "
+                               "an in-place operation.")
+        if op.node_cls is None:
+            raise RuntimeError(f"{op.name}_: the derivative is not implemented for in-place use")
+        return rebase_inplace(self, lambda old: compute(op, tuple(
+            old if o is self else o for o in operands), params))
+    return compute(op, operands, params, out=self)
+
+
+def rebase_inplace(self: Tensor, fn) -> Tensor:
+    """In-place op with autograd: compute out-of-place on a snapshot of ``self``'s old value, write
+    the result into ``self`` and make ``self`` the op's output in the graph."""
+    if self._base is not None and self._base._requires_grad:
+        raise RuntimeError("an in-place operation on a view of a tensor that requires grad is not "
+                           "supported with autograd in this version; use the out-of-place op")
+    old = _wrap(self._data.copy(), self.dtype)
+    old._requires_grad, old.grad_fn, old._output_nr = (self._requires_grad, self.grad_fn,
+                                                       self._output_nr)
+    old._accum = self._accum
+    res = fn(old)
+    self._data[...] = res._data
+    self._vc[0] += 1
+    if res.grad_fn is not None:
+        self.grad_fn, self._output_nr, self._requires_grad = res.grad_fn, res._output_nr, True
+    return self
+
+
+def sum_to(g: Tensor, shape: tuple) -> Tensor:
+    """Sum ``g`` over the dimensions that broadcasting added to reach it from ``shape``."""
+    lead = g.ndim - len(shape)
+    dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape)
+                                      if s == 1 and g.shape[lead + i] != 1)
+    if dims:
+        g = g.sum(dims, keepdim=True)
+    return g.reshape(shape) if lead else g
+
+
+# --- the table ---------------------------------------------------------------------------
+
+OPS: dict[str, Elementwise] = {}
+
+
+def _camel(name: str) -> str:
+    return "".join(p.capitalize() for p in name.split("_"))
+
+
+def _define(name, exprs, rule="promote", grads=None, saves=(), params=(), node=None):
+    if isinstance(exprs, str):
+        exprs = {"f": exprs, "i": exprs}
+    op = Elementwise(name, exprs, rule, grads, set(saves), node or f"{_camel(name)}Backward0",
+                     params)
+    OPS[name] = op
+    return op
+
+
+def _unary_fn(op: Elementwise):
+    def fn(input: Tensor) -> Tensor:
+        return compute(op, (_tensor(input, op.name),))
+
+    def fn_(self: Tensor) -> Tensor:
+        return inplace(op, self, (self,))
+    fn.__name__, fn_.__name__ = op.name, op.name + "_"
+    fn.__doc__ = f"Elementwise ``{op.name}`` (see torch.{op.name})."
+    return fn, fn_
+
+
+def _binary_fn(op: Elementwise):
+    def fn(input, other) -> Tensor:
+        return compute(op, (_tensor(input, op.name), other))
+
+    def fn_(self: Tensor, other) -> Tensor:
+        return inplace(op, self, (self, other))
+    fn.__name__, fn_.__name__ = op.name, op.name + "_"
+    fn.__doc__ = f"Elementwise ``{op.name}`` with broadcasting (see torch.{op.name})."
+    return fn, fn_
+
+
+def _tensor(x, name):
+    if isinstance(x, Tensor):
+        return x
+    from ._util import as_tensor_arg
+    return as_tensor_arg(x, name)
+
+
+def _not_differentiable(name):
+    def fail(*args, **kw):
+        raise RuntimeError(f"the derivative for '{name}' is not implemented.")
+    return fail
+
+
+_LN2, _LN10 = math.log(2.0), math.log(10.0)
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
+# unary, floating result ("float" rule: integer inputs give the default float dtype)
+_UNARY_FLOAT = {
+    "exp": ("math.exp(x)", lambda g, x, o: g * o, "o"),
+    "exp2": ("2.0 ** x", lambda g, x, o: g * o * _LN2, "o"),
+    "expm1": ("math.expm1(x)", lambda g, x, o: g * (o + 1), "o"),
+    "log": ("math.log(x) if x > 0 else (-math.inf if x == 0 else math.nan)",
+            lambda g, x, o: g / x, "x"),
+    "log2": ("math.log2(x) if x > 0 else (-math.inf if x == 0 else math.nan)",
+             lambda g, x, o: g / (x * _LN2), "x"),
+    "log10": ("math.log10(x) if x > 0 else (-math.inf if x == 0 else math.nan)",
+              lambda g, x, o: g / (x * _LN10), "x"),
+    "log1p": ("math.log1p(x) if x > -1 else (-math.inf if x == -1 else math.nan)",
+              lambda g, x, o: g / (x + 1), "x"),
+    "sqrt": ("math.sqrt(x) if x >= 0 else math.nan", lambda g, x, o: g / (2 * o), "o"),
+    "rsqrt": ("(1.0 / math.sqrt(x) if x > 0 else (math.inf if x == 0 else math.nan))",
+              lambda g, x, o: g * o * o * o * -0.5, "o"),
+    "sin": ("math.sin(x)", lambda g, x, o: g * cos(x), "x"),
+    "cos": ("math.cos(x)", lambda g, x, o: -(g * sin(x)), "x"),
+    "tan": ("math.tan(x)", lambda g, x, o: g * (1 + o * o), "o"),
+    "asin": ("math.asin(x) if -1 <= x <= 1 else math.nan",
+             lambda g, x, o: g * rsqrt(1 - x * x), "x"),
+    "acos": ("math.acos(x) if -1 <= x <= 1 else math.nan",
+             lambda g, x, o: -(g * rsqrt(1 - x * x)), "x"),
+    "atan": ("math.atan(x)", lambda g, x, o: g / (1 + x * x), "x"),
+    "sinh": ("math.sinh(x)", lambda g, x, o: g * cosh(x), "x"),
+    "cosh": ("math.cosh(x)", lambda g, x, o: g * sinh(x), "x"),
+    "tanh": ("math.tanh(x)", lambda g, x, o: g * (1 - o * o), "o"),
+    "sigmoid": ("sigmoid(x)", lambda g, x, o: g * o * (1 - o), "o"),
+    "erf": ("math.erf(x)", lambda g, x, o: g * exp(-(x * x)) * _TWO_OVER_SQRT_PI, "x"),
+    "reciprocal": ("1.0 / x", lambda g, x, o: -(g * o * o), "o"),
+}
+
+# unary, dtype kept (integers stay integers)
+_UNARY_SAME = {
+    "neg": ({"f": "-x", "i": "-x"}, lambda g, x, o: -g, ""),
+    "abs": ({"f": "abs(x)", "i": "abs(x)", "b": "x"}, lambda g, x, o: g * sign(x), "x"),
+    "sign": ({"f": "0.0 if x != x else float((x > 0) - (x < 0))", "i": "(x > 0) - (x < 0)",
+              "b": "x"}, lambda g, x, o: g * 0, ""),
+    "floor": ({"f": "math.floor(x)", "i": "x", "b": "x"}, lambda g, x, o: g * 0, ""),
+    "ceil": ({"f": "math.ceil(x)", "i": "x", "b": "x"}, lambda g, x, o: g * 0, ""),
+    "trunc": ({"f": "math.trunc(x)", "i": "x", "b": "x"}, lambda g, x, o: g * 0, ""),
+    "frac": ({"f": "frac(x)"}, lambda g, x, o: g, ""),
+    "relu": ({"f": "0.0 if x <= 0 else x", "i": "0 if x <= 0 else x"},
+             lambda g, x, o: g * (o > 0), "o"),
+}
+
+_BINARY = {
+    # name: (exprs, rule, grad wrt input, grad wrt other, saves)
+    "add": ({"f": "x + y", "i": "x + y", "b": "x or y"}, "promote",
+            lambda g, x, y, o: g, lambda g, x, y, o: g, ()),
+    "sub": ({"f": "x - y", "i": "x - y"}, "promote",
+            lambda g, x, y, o: g, lambda g, x, y, o: -g, ()),
+    "mul": ({"f": "x * y", "i": "x * y", "b": "x and y"}, "promote",
+            lambda g, x, y, o: g * y, lambda g, x, y, o: g * x, (0, 1)),
+    "div": ("x / y", "float",
+            lambda g, x, y, o: g / y, lambda g, x, y, o: -(g * x) / (y * y), (0, 1)),
+    "floor_divide": ({"f": "floor_div(x, y)", "i": "x // y"}, "promote",
+                     _not_differentiable("floor_divide"), _not_differentiable("floor_divide"), ()),
+    "remainder": ({"f": "py_mod(x, y)", "i": "x % y"}, "promote",
+                  lambda g, x, y, o: g, lambda g, x, y, o: -(g * floor_divide(x, y)), (0, 1)),
+    "fmod": ({"f": "math.fmod(x, y)", "i": "int_fmod(x, y)"}, "promote",
+             lambda g, x, y, o: g, lambda g, x, y, o: -(g * trunc(x / y)), (0, 1)),
+    "pow": ({"f": "x ** y", "i": "int_pow(x, y)"}, "promote",
+            lambda g, x, y, o: _pow_grad_base(g, x, y),
+            lambda g, x, y, o: _pow_grad_exp(g, x, o), (0, 1, "out")),
+    "maximum": ({"f": "fmax_nan(x, y)", "i": "max(x, y)", "b": "x or y"}, "promote",
+                lambda g, x, y, o: _minmax_grad(g, x, y, True),
+                lambda g, x, y, o: _minmax_grad(g, y, x, True), (0, 1)),
+    "minimum": ({"f": "fmin_nan(x, y)", "i": "min(x, y)", "b": "x and y"}, "promote",
+                lambda g, x, y, o: _minmax_grad(g, x, y, False),
+                lambda g, x, y, o: _minmax_grad(g, y, x, False), (0, 1)),
+    "atan2": ("math.atan2(x, y)", "float",
+              lambda g, x, y, o: g * y / (x * x + y * y),
+              lambda g, x, y, o: -(g * x) / (x * x + y * y), (0, 1)),
+}
+
+_NONDIFF_BINARY = {
+    "eq": ("compare", {"f": "x == y", "i": "x == y", "b": "x == y"}),
+    "ne": ("compare", {"f": "x != y", "i": "x != y", "b": "x != y"}),
+    "lt": ("compare", {"f": "x < y", "i": "x < y", "b": "x < y"}),
+    "le": ("compare", {"f": "x <= y", "i": "x <= y", "b": "x <= y"}),
+    "gt": ("compare", {"f": "x > y", "i": "x > y", "b": "x > y"}),
+    "ge": ("compare", {"f": "x >= y", "i": "x >= y", "b": "x >= y"}),
+    "logical_and": ("logical", {"b": "x and y"}),
+    "logical_or": ("logical", {"b": "x or y"}),
+    "logical_xor": ("logical", {"b": "x != y"}),
+    "bitwise_and": ("int", {"i": "x & y", "b": "x and y"}),
+    "bitwise_or": ("int", {"i": "x | y", "b": "x or y"}),
+    "bitwise_xor": ("int", {"i": "x ^ y", "b": "x != y"}),
+    "bitwise_left_shift": ("int", {"i": "x << y"}),
+    "bitwise_right_shift": ("int", {"i": "x >> y"}),
+}
+
+_NONDIFF_UNARY = {
+    "logical_not": ("logical", {"b": "not x"}),
+    "bitwise_not": ("int", {"i": "~x", "b": "not x"}),
+    "isnan": ("compare", {"f": "x != x", "i": "False", "b": "False"}),
+    "isinf": ("compare", {"f": "math.isinf(x)", "i": "False", "b": "False"}),
+    "isfinite": ("compare", {"f": "math.isfinite(x)", "i": "True", "b": "True"}),
+}
+
+
+def _pow_grad_base(g, x, y):
+    if isinstance(y, Tensor):
+        return where(y == 0, 0.0, g * y * pow(x, y - 1))
+    if y == 0:
+        return g * 0
+    return g * y * pow(x, y - 1)
+
+
+def _pow_grad_exp(g, x, o):
+    if isinstance(x, Tensor):  # d(x^y)/dy = x^y log x, taken as 0 where x == 0 and y >= 0
+        return where(x == 0, 0.0, g * o * log(x))
+    return g * o * math.log(x) if x > 0 else g * 0
+
+
+def _minmax_grad(g, mine, other, is_max):
+    wins = gt(mine, other) if is_max else lt(mine, other)
+    tie = eq(mine, other)
+    return where(wins, g, 0.0) + where(tie, g * 0.5, 0.0)
+
+
+_SAVES = {"": (), "x": (0,), "o": ("out",)}
+for _name, (_e, _grad, _saves) in {**_UNARY_FLOAT, **_UNARY_SAME}.items():
+    _define(_name, _e, "float" if _name in _UNARY_FLOAT else "promote", (_grad,), _SAVES[_saves])
+for _name, (_e, _rule, _gx, _gy, _saves) in _BINARY.items():
+    _define(_name, _e, _rule, (_gx, _gy), _saves)
+for _name, (_rule, _e) in {**_NONDIFF_BINARY, **_NONDIFF_UNARY}.items():
+    _define(_name, _e, _rule)
+
+_define("clamp", {"f": "clamp(x, lo, hi)", "i": "clamp(x, lo, hi)"}, "promote",
+        (lambda g, x, o, lo, hi: where(logical_and(x >= lo, x <= hi), g, 0.0),), (0,),
+        params=("lo", "hi"))
+_define("nan_to_num", {"f": "nan_to_num(x, nan, posinf, neginf)", "i": "x", "b": "x"},
+        "promote", (lambda g, x, o, nan, posinf, neginf: where(isfinite(x), g, 0.0),), (0,),
+        params=("nan", "posinf", "neginf"))
+_define("lerp", "x + z * (y - x) if abs(z) < 0.5 else y - (y - x) * (1 - z)", "float",
+        (lambda g, x, y, w, o: g * (1 - w), lambda g, x, y, w, o: g * w,
+         lambda g, x, y, w, o: g * (y - x)), (0, 1, 2))
+_define("where", {"f": "y if x else z", "i": "y if x else z", "b": "y if x else z"}, "where",
+        (None, lambda g, c, x, y, o: where(c, g, 0.0), lambda g, c, x, y, o: where(c, 0.0, g)),
+        (0,))
+_define("round", {"f": "round_half_even(x)", "i": "x", "b": "x"}, "promote",
+        (lambda g, x, o: g * 0,), ())
+OPS["where"].node_cls.__name__ = "WhereBackward0"
+
+# --- public functions ----------------------------------------------------------------------
+
+_g = globals()
+for _name, _op in OPS.items():
+    if _name in ("clamp", "nan_to_num", "lerp", "where", "round"):
+        continue
+    _arity = 1 if _name in _UNARY_FLOAT or _name in _UNARY_SAME or _name in _NONDIFF_UNARY else 2
+    _f, _f_ = (_unary_fn if _arity == 1 else _binary_fn)(_op)
+    _g[_name] = _f
+    register(_name, _f, "elementwise", inplace=_f_)
+
+
+def add(input, other, *, alpha=1) -> Tensor:
+    """``input + alpha * other`` with broadcasting and type promotion."""
+    if alpha != 1:
+        other = mul(_tensor(other, "add"), alpha) if isinstance(other, Tensor) else other * alpha
+    return compute(OPS["add"], (_tensor(input, "add"), other))
+
+
+def add_(self, other, *, alpha=1) -> Tensor:
+    if alpha != 1:
+        other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
+    return inplace(OPS["add"], self, (self, other))
+
+
+def sub(input, other, *, alpha=1) -> Tensor:
+    """``input - alpha * other`` with broadcasting and type promotion."""
+    if alpha != 1:
+        other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
+    return compute(OPS["sub"], (_tensor(input, "sub"), other))
+
+
+def sub_(self, other, *, alpha=1) -> Tensor:
+    if alpha != 1:
+        other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
+    return inplace(OPS["sub"], self, (self, other))
+
+
+def div(input, other, *, rounding_mode=None) -> Tensor:
+    """True division; ``rounding_mode`` 'floor' or 'trunc' rounds the quotient."""
+    input = _tensor(input, "div")
+    if rounding_mode is None:
+        return compute(OPS["div"], (input, other))
+    if rounding_mode == "floor":
+        return floor_divide(input, other)
+    if rounding_mode == "trunc":
+        q = compute(OPS["div"], (input, other))
+        q = trunc(q)
+        rt = result_type(input, other)
+        return q if q.dtype is rt else q.to(rt)
+    raise ValueError(f"div: rounding_mode must be None, 'floor' or 'trunc', got {rounding_mode!r}")
+
+
+def div_(self, other, *, rounding_mode=None) -> Tensor:
+    if rounding_mode is not None:
+        res = div(self, other, rounding_mode=rounding_mode)
+        return rebase_inplace(self, lambda old: div(old, other, rounding_mode=rounding_mode)) \
+            if res.requires_grad else self.copy_(res)
+    return inplace(OPS["div"], self, (self, other))
+
+
+for _n, _f, _f_ in (("add", add, add_), ("sub", sub, sub_), ("div", div, div_)):
+    register(_n, _f, "elementwise", inplace=_f_)
+
+
+def _clamp_bounds(x, min, max, name):
+    if min is None and max is None:
+        raise RuntimeError(f"{name}: At least one of 'min' or 'max' must not be None")
+    return min, max
+
+
+def clamp(input, min=None, max=None) -> Tensor:
+    """Limit values to ``[min, max]`` (either bound may be None or a tensor)."""
+    input = _tensor(input, "clamp")
+    min, max = _clamp_bounds(input, min, max, "clamp")
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        out = input
+        if min is not None:
+            out = maximum(out, min)
+        if max is not None:
+            out = minimum(out, max)
+        return out
+    lo = -math.inf if min is None else min
+    hi = math.inf if max is None else max
+    if not input.dtype.is_floating_point:
+        if isinstance(lo, float) or isinstance(hi, float):
+            if (min is not None and isinstance(min, float)) or (max is not None and
+                                                                isinstance(max, float)):
+                return clamp(input.to(dtypes.get_default_dtype()), min, max)
+        info = np.iinfo(np.int64)
+        lo = info.min if min is None else min
+        hi = info.max if max is None else max
+    return compute(OPS["clamp"], (input,), {"lo": lo, "hi": hi})
+
+
+def clamp_(self, min=None, max=None) -> Tensor:
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        return self.copy_(clamp(self, min, max)) if not self.requires_grad else \
+            rebase_inplace(self, lambda old: clamp(old, min, max))
+    _clamp_bounds(self, min, max, "clamp_")
+    lo = -math.inf if min is None else min
+    hi = math.inf if max is None else max
+    if not self.dtype.is_floating_point:
+        info = np.iinfo(np.int64)
+        lo = info.min if min is None else min
+        hi = info.max if max is None else max
+    return inplace(OPS["clamp"], self, (self,), {"lo": lo, "hi": hi})
+
+
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None) -> Tensor:
+    """Replace NaN by ``nan`` and infinities by ``posinf``/``neginf`` (default: dtype limits)."""
+    input = _tensor(input, "nan_to_num")
+    fin = np.finfo(input.dtype.np) if input.dtype.is_floating_point else None
+    posinf = (fin.max if fin is not None else 0) if posinf is None else posinf
+    neginf = (fin.min if fin is not None else 0) if neginf is None else neginf
+    return compute(OPS["nan_to_num"], (input,), {"nan": nan, "posinf": posinf, "neginf": neginf})
+
+
+def nan_to_num_(self, nan=0.0, posinf=None, neginf=None) -> Tensor:
+    return self.copy_(nan_to_num(self, nan, posinf, neginf)) if not self.requires_grad else \
+        rebase_inplace(self, lambda old: nan_to_num(old, nan, posinf, neginf))
+
+
+def lerp(input, end, weight) -> Tensor:
+    """``input + weight * (end - input)``."""
+    return compute(OPS["lerp"], (_tensor(input, "lerp"), end, weight))
+
+
+def lerp_(self, end, weight) -> Tensor:
+    return inplace(OPS["lerp"], self, (self, end, weight))
+
+
+def where(condition, input=None, other=None) -> Tensor:
+    """Pick ``input`` where ``condition`` holds, else ``other``; ``where(c)`` is ``nonzero``."""
+    if input is None and other is None:
+        from .indexing import nonzero
+        return nonzero(condition, as_tuple=True)
+    condition = _tensor(condition, "where")
+    if condition.dtype is not bool_:
+        raise RuntimeError(f"where: expected condition to be a boolean tensor, but got a tensor "
+                           f"with dtype {condition.dtype.name}")
+    return compute(OPS["where"], (condition, input, other))
+
+
+def round(input, *, decimals: int = 0) -> Tensor:
+    """Round half to even (as torch.round); ``decimals`` rounds to that many places."""
+    input = _tensor(input, "round")
+    if decimals:
+        scale = 10.0 ** decimals
+        return compute(OPS["round"], (input * scale,)) / scale
+    return compute(OPS["round"], (input,))
+
+
+def round_(self, *, decimals: int = 0) -> Tensor:
+    return self.copy_(round(self, decimals=decimals)) if not self.requires_grad else \
+        rebase_inplace(self, lambda old: round(old, decimals=decimals))
+
+
+def float_power(input, exponent) -> Tensor:
+    """``pow`` computed in float64."""
+    input = _tensor(input, "float_power").to(dtypes.float64)
+    if isinstance(exponent, Tensor):
+        exponent = exponent.to(dtypes.float64)
+    return pow(input, exponent)
+
+
+def square(input) -> Tensor:
+    return mul(input, input)
+
+
+def rsub(input, other, *, alpha=1) -> Tensor:
+    """``other - alpha * input`` (``other`` may be a Python scalar)."""
+    input = _tensor(input, "rsub")
+    return compute(OPS["sub"], (other, input if alpha == 1 else mul(input, alpha)))
+
+
+register("clamp", clamp, "elementwise", inplace=clamp_, aliases=("clip",))
+register("nan_to_num", nan_to_num, "elementwise", inplace=nan_to_num_)
+register("lerp", lerp, "elementwise", inplace=lerp_)
+register("where", where, "elementwise")
+register("round", round, "elementwise", inplace=round_)
+register("float_power", float_power, "elementwise")
+register("square", square, "elementwise")
+register("rsub", rsub, "elementwise")
+for _alias, _target in (("multiply", "mul"), ("subtract", "sub"), ("divide", "div"),
+                        ("true_divide", "div"), ("negative", "neg"), ("absolute", "abs"),
+                        ("greater", "gt"), ("greater_equal", "ge"), ("less", "lt"),
+                        ("less_equal", "le"), ("not_equal", "ne"), ("arcsin", "asin"),
+                        ("arccos", "acos"), ("arctan", "atan"), ("arctan2", "atan2"),
+                        ("fix", "trunc")):
+    _info = REGISTRY[_target]
+    register(_alias, _info.fn, "alias", inplace=getattr(Tensor, _target + "_", None))
+    _g[_alias] = _info.fn

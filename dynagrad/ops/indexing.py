@@ -1,0 +1,515 @@
+"""Indexing: ``x[key]`` / ``x[key] = v``, gather/scatter, index_select/index_add, masks, sort.
+
+Every index is checked before a kernel runs (a Numba kernel does not bounds-check), and out-of-range
+indices raise IndexError naming the dimension and its size.
+
+Example:
+    >>> import dynagrad as dg
+    >>> x = dg.tensor([[1.0, 2.0], [3.0, 4.0]])
+    >>> x[x > 1.5], x.gather(1, dg.tensor([[1], [0]]))
+    (tensor([2., 3., 4.]), tensor([[2.],
+            [3.]]))
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..autograd import grad_mode
+from ..autograd.function import node_class, record
+from ..dtypes import bool_, int64
+from ..errors import describe
+from ..kernels import cpu
+from ..tensor import Tensor, _wrap
+from ._util import as_tensor_arg, wrap_dim
+from .elementwise import rebase_inplace, sum_to, where
+from .movement import basic_view, copy_array
+from .reduce import values_indices
+from .registry import register
+
+_NODES: dict = {}
+
+
+def _node(name, backward):
+    cls = _NODES.get(name)
+    if cls is None:
+        cls = _NODES[name] = node_class(name, backward)
+    return cls()
+
+
+def _tracks(*tensors) -> bool:
+    return grad_mode.GRAD_ENABLED[0] and any(t is not None and t._requires_grad for t in tensors)
+
+
+# --- keys -------------------------------------------------------------------------------------
+
+def _normalize_key(x: Tensor, key) -> tuple:
+    """Validate ``key`` against ``x``'s shape; returns (numpy key, is_basic)."""
+    if not isinstance(key, tuple):
+        key = (key,)
+    basic = True
+    out = []
+    for k in key:
+        if isinstance(k, Tensor):
+            if k.ndim == 0 and not k.dtype.is_floating_point and k.dtype is not bool_:
+                out.append(int(k.item()))
+                continue
+            basic = False
+            if k.dtype.is_floating_point:
+                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+            out.append(k._data)
+        elif isinstance(k, (list, np.ndarray)):
+            arr = np.asarray(k)
+            if arr.dtype.kind == "f":
+                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+            basic = False
+            out.append(arr if arr.dtype == np.bool_ else arr.astype(np.int64))
+        elif k is None or k is Ellipsis or isinstance(k, (slice, int, np.integer, bool)):
+            if isinstance(k, bool):
+                basic = False
+                out.append(np.array(k))
+            else:
+                out.append(k)
+        else:
+            raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and long or "
+                             f"byte Variables are valid indices (got {type(k).__name__})")
+    _check_bounds(x, out)
+    return tuple(out), basic
+
+
+def _check_bounds(x: Tensor, key: list) -> None:
+    """Raise IndexError for any integer index outside its dimension (before NumPy or a kernel)."""
+    n_ell = sum(1 for k in key if k is Ellipsis)
+    if n_ell > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    consumed = sum(1 if not isinstance(k, np.ndarray) or k.dtype != np.bool_ else max(k.ndim, 1)
+                   for k in key if k is not None and k is not Ellipsis)
+    if consumed > x.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {x.ndim}")
+    dim = 0
+    for k in key:
+        if k is None:
+            continue
+        if k is Ellipsis:
+            dim += x.ndim - consumed
+            continue
+        if isinstance(k, np.ndarray) and k.dtype == np.bool_:
+            nd = max(k.ndim, 1) if k.ndim else 0
+            if k.ndim and tuple(k.shape) != tuple(x.shape[dim:dim + k.ndim]):
+                raise IndexError(f"The shape of the mask {tuple(k.shape)} at index {dim} does not "
+                                 f"match the shape of the indexed tensor {tuple(x.shape)}")
+            dim += nd
+            continue
+        size = x.shape[dim]
+        if isinstance(k, (int, np.integer)):
+            if not -size <= k < size:
+                raise IndexError(f"index {k} is out of bounds for dimension {dim} with size {size}")
+        elif isinstance(k, np.ndarray) and k.size:
+            lo, hi = int(k.min()), int(k.max())
+            if lo < -size or hi >= size:
+                bad = lo if lo < -size else hi
+                raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size "
+                                 f"{size}")
+        dim += 1
+
+
+# --- x[key] -----------------------------------------------------------------------------------
+
+def _index_back(node, g):
+    return (index_put_accumulate(g, node.in_shape, node.key),)
+
+
+def _index_put_acc_back(node, g):
+    return (getitem(g, _as_tensor_key(node.key)),)
+
+
+def _as_tensor_key(key):
+    return tuple(_wrap(k, bool_ if k.dtype == np.bool_ else int64) if isinstance(k, np.ndarray)
+                 else k for k in key)
+
+
+def index_put_accumulate(g: Tensor, shape: tuple, key) -> Tensor:
+    """Zeros of ``shape`` with ``g`` added at ``key`` (repeated indices add up)."""
+    out = np.zeros(shape, g._data.dtype)
+    np.add.at(out, key, g._data)
+    res = _wrap(out, g.dtype)
+    if _tracks(g):
+        node = _node("IndexPutBackward0", _index_put_acc_back)
+        node.key = key
+        record(node, (g,), (res,))
+    return res
+
+
+def getitem(x: Tensor, key) -> Tensor:
+    """``x[key]``: basic keys give views, tensor/list/mask keys give copies (both differentiable)."""
+    np_key, basic = _normalize_key(x, key)
+    if basic:
+        return basic_view(x, np_key, "SelectBackward0" if any(
+            isinstance(k, (int, np.integer)) for k in np_key) else "SliceBackward0")
+    res = _wrap(np.ascontiguousarray(x._data[np_key]), x.dtype)
+    if _tracks(x):
+        node = _node("IndexBackward0", _index_back)
+        node.in_shape, node.key = tuple(x.shape), np_key
+        record(node, (x,), (res,))
+    return res
+
+
+def _index_put_back(node, g):
+    keep = _wrap(~_written_mask(node.in_shape, node.key), bool_)
+    g_self = where(keep, g, 0.0)
+    g_value = None
+    if node.value_shape is not None:
+        g_value = sum_to(getitem(g, _as_tensor_key(node.key)), node.value_shape)
+    return g_self, g_value
+
+
+def _written_mask(shape, key) -> np.ndarray:
+    mask = np.zeros(shape, bool)
+    mask[key] = True
+    return mask
+
+
+def index_put(x: Tensor, key, value) -> Tensor:
+    """Out-of-place ``x[key] = value`` (the differentiable form used by ``__setitem__``)."""
+    np_key, _ = _normalize_key(x, key)
+    out = x._data.copy()
+    v = value._data if isinstance(value, Tensor) else value
+    _assign(out, np_key, v)
+    res = _wrap(out, x.dtype)
+    vt = value if isinstance(value, Tensor) else None
+    if _tracks(x, vt):
+        node = _node("IndexPutBackward0", _index_put_back)
+        node.key, node.in_shape = np_key, tuple(x.shape)
+        node.value_shape = tuple(vt.shape) if vt is not None else None
+        record(node, (x, vt), (res,))
+    return res
+
+
+def _assign(arr: np.ndarray, key, value) -> None:
+    try:
+        target = arr[key]
+        if isinstance(target, np.ndarray) and target.base is not None and all(
+                not isinstance(k, np.ndarray) for k in key):
+            src = np.asarray(value, dtype=arr.dtype)
+            np.broadcast_shapes(src.shape, target.shape)
+            copy_array(src, target)
+            return
+        arr[key] = value
+    except ValueError as exc:
+        raise RuntimeError(f"index assignment: {exc}") from None
+
+
+def setitem(x: Tensor, key, value) -> None:
+    """``x[key] = value`` in place; with autograd the write is recorded like PyTorch's."""
+    if isinstance(value, Tensor) and value.dtype is not x.dtype:
+        value = value.to(x.dtype)
+    vt = value if isinstance(value, Tensor) else None
+    if _tracks(x, vt):
+        if x.grad_fn is None and x._requires_grad:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                               "operation.")
+        rebase_inplace(x, lambda old: index_put(old, key, value))
+        return
+    np_key, _ = _normalize_key(x, key)
+    _assign(x._data, np_key, value._data if vt is not None else value)
+    x._vc[0] += 1
+
+
+Tensor.__getitem__ = getitem
+Tensor.__setitem__ = setitem
+
+
+# --- gather / scatter ----------------------------------------------------------------------
+
+def _check_index(op: str, x: Tensor, dim: int, index: Tensor, limit_other: bool = True) -> int:
+    if not isinstance(index, Tensor) or index.dtype is not int64:
+        raise RuntimeError(f"{op}(): Expected dtype int64 for index (got {describe(index)})")
+    d = wrap_dim(dim, x.ndim, op)
+    if index.ndim != x.ndim and not (index.ndim <= 1 and x.ndim <= 1):
+        raise RuntimeError(f"{op}(): Index tensor must have the same number of dimensions as "
+                           f"input tensor (got index {describe(index)}, input {describe(x)})")
+    for k in range(index.ndim):
+        if k != d and limit_other and index.shape[k] > (x.shape[k] if x.ndim else 1):
+            raise RuntimeError(f"{op}(): Size does not match at dimension {k} expected index "
+                               f"{tuple(index.shape)} to be smaller than self {tuple(x.shape)} "
+                               f"apart from dimension {d}")
+    size = x.shape[d] if x.ndim else 1
+    if index.numel():
+        lo, hi = int(index._data.min()), int(index._data.max())
+        if lo < 0 or hi >= size:
+            raise IndexError(f"{op}(): index {lo if lo < 0 else hi} is out of bounds for "
+                             f"dimension {d} with size {size}")
+    return d
+
+
+def _three(arr: np.ndarray, d: int, shape) -> np.ndarray:
+    """View ``arr`` restricted to ``shape`` outside ``d`` as (outer, size_d, inner)."""
+    if arr.ndim == 0:
+        return arr.reshape(1, 1, 1)
+    key = tuple(slice(None) if k == d else slice(0, shape[k]) for k in range(arr.ndim))
+    sub = arr[key]
+    s = sub.shape
+    outer = int(np.prod(s[:d], dtype=np.int64))
+    inner = int(np.prod(s[d + 1:], dtype=np.int64))
+    return sub.reshape(outer, s[d], inner)
+
+
+def _compute_dtype(t: Tensor) -> np.dtype:
+    return t.dtype.compute.np if t.dtype is not bool_ else np.dtype(np.bool_)
+
+
+def _gather_back(node, g):
+    (x_shape, d, index) = node.args
+    return (scatter_add(g.new_zeros(x_shape), d, index, g), None)
+
+
+def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
+    """``out[i][j] = input[index[i][j]][j]`` along ``dim`` (for dim 0 of 2-D)."""
+    x = as_tensor_arg(input, "gather")
+    d = _check_index("gather", x, dim, index)
+    arr = x._data.astype(_compute_dtype(x), copy=False)
+    out = cpu.gather3(_three(arr, d, index.shape), _three(index._data, d, index.shape))
+    res = _wrap(out.reshape(index.shape).astype(x.dtype.np, copy=False), x.dtype)
+    if _tracks(x):
+        node = _node("GatherBackward0", _gather_back)
+        node.args = (tuple(x.shape), d, index)
+        record(node, (x, None), (res,))
+    return res
+
+
+def _scatter_back(node, g):
+    d, index, has_src = node.args
+    g_self = g.scatter(d, index, 0.0)
+    return g_self, None, (g.gather(d, index) if has_src else None)
+
+
+def _scatter_add_back(node, g):
+    d, index = node.args
+    return g, None, g.gather(d, index)
+
+
+def _scatter_impl(op, x, d, index, src, accumulate) -> np.ndarray:
+    out = np.ascontiguousarray(x._data.astype(_compute_dtype(x)))
+    if isinstance(src, Tensor):
+        s = src._data.astype(out.dtype, copy=False)
+    else:
+        s = np.broadcast_to(np.asarray(src, dtype=out.dtype), index.shape)
+    if isinstance(src, Tensor):
+        for k in range(index.ndim):
+            if index.shape[k] > src.shape[k]:
+                raise RuntimeError(f"{op}(): Expected index {tuple(index.shape)} to be smaller "
+                                   f"than src {tuple(src.shape)} in every dimension")
+    out3 = out.reshape(_three(out, d, out.shape).shape)
+    cpu.scatter3(out3, _three(index._data, d, index.shape), _three(s, d, index.shape), accumulate)
+    return out.astype(x.dtype.np, copy=False)
+
+
+def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None, reduce=None) -> Tensor:
+    """Out-of-place ``self[index[i][j]][j] = src[i][j]`` along ``dim`` (src a tensor or value)."""
+    x = as_tensor_arg(input, "scatter")
+    if reduce is not None:
+        raise NotImplementedError("scatter: reduce= is not supported; use scatter_add or "
+                                  "scatter_reduce")
+    if src is None:
+        src = value
+    d = _check_index("scatter", x, dim, index, limit_other=True)
+    st = src if isinstance(src, Tensor) else None
+    res = _wrap(_scatter_impl("scatter", x, d, index, src if st is None else src.to(x.dtype),
+                              False), x.dtype)
+    if _tracks(x, st):
+        node = _node("ScatterBackward0", _scatter_back)
+        node.args = (d, index, st is not None)
+        record(node, (x, None, st), (res,))
+    return res
+
+
+def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    """Out-of-place ``self[index[i][j]][j] += src[i][j]`` along ``dim`` (repeats accumulate)."""
+    x = as_tensor_arg(input, "scatter_add")
+    d = _check_index("scatter_add", x, dim, index)
+    res = _wrap(_scatter_impl("scatter_add", x, d, index, src.to(x.dtype), True), x.dtype)
+    if _tracks(x, src):
+        node = _node("ScatterAddBackward0", _scatter_add_back)
+        node.args = (d, index)
+        record(node, (x, None, src), (res,))
+    return res
+
+
+def _inplace_variant(fn):
+    def method_(self, *args, **kwargs):
+        res = fn(self, *args, **kwargs)
+        if res.grad_fn is not None:
+            if self.grad_fn is None and self._requires_grad:
+                raise RuntimeError(f"{fn.__name__}_: a leaf Variable that requires grad is being "
+                                   "used in an in-place operation.")
+            return rebase_inplace(self, lambda old: fn(old, *args, **kwargs))
+        self._data[...] = res._data
+        self._vc[0] += 1
+        return self
+    method_.__name__ = fn.__name__ + "_"
+    return method_
+
+
+# --- index_select / index_add -------------------------------------------------------------
+
+def _check_index_vector(op: str, x: Tensor, dim: int, index) -> tuple:
+    if not isinstance(index, Tensor) or index.dtype not in (int64, ) or index.ndim > 1:
+        raise IndexError(f"{op}(): index must be a 1-D int64 tensor (got {describe(index)})")
+    d = wrap_dim(dim, x.ndim, op)
+    size = x.shape[d] if x.ndim else 1
+    idx = index._data.reshape(-1)
+    if idx.size:
+        lo, hi = int(idx.min()), int(idx.max())
+        if lo < -size or hi >= size:
+            raise IndexError(f"{op}(): index {lo if lo < -size else hi} is out of range for "
+                             f"dimension {d} with size {size}")
+        if lo < 0:
+            idx = np.where(idx < 0, idx + size, idx)
+    return d, np.ascontiguousarray(idx, dtype=np.int64)
+
+
+def _index_select_back(node, g):
+    shape, d, index = node.args
+    return (index_add(g.new_zeros(shape), d, index, g), None)
+
+
+def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
+    """Entries of ``input`` at positions ``index`` (1-D) along ``dim``."""
+    x = as_tensor_arg(input, "index_select")
+    d, idx = _check_index_vector("index_select", x, dim, index)
+    arr = x._data.astype(_compute_dtype(x), copy=False)
+    x3 = _three(arr, d, arr.shape)
+    out = cpu.index_select3(x3, idx)
+    shape = tuple(x.shape[:d]) + (idx.size,) + tuple(x.shape[d + 1:]) if x.ndim else (idx.size,)
+    res = _wrap(out.reshape(shape).astype(x.dtype.np, copy=False), x.dtype)
+    if _tracks(x):
+        node = _node("IndexSelectBackward0", _index_select_back)
+        node.args = (tuple(x.shape), d, _wrap(idx, int64))
+        record(node, (x, None), (res,))
+    return res
+
+
+def _index_add_back(node, g):
+    d, index, alpha = node.args
+    gs = g.index_select(d, index)
+    return g, None, (gs * alpha if alpha != 1 else gs)
+
+
+def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
+    """Out-of-place ``self[..., index[k], ...] += alpha * source[..., k, ...]`` along ``dim``."""
+    x = as_tensor_arg(input, "index_add")
+    d, idx = _check_index_vector("index_add", x, dim, index)
+    expect = tuple(x.shape[:d]) + (idx.size,) + tuple(x.shape[d + 1:])
+    if tuple(source.shape) != expect and not (x.ndim == 0 and source.numel() == idx.size):
+        raise RuntimeError(f"index_add(): source {describe(source)} should have shape {expect}")
+    out = np.ascontiguousarray(x._data.astype(_compute_dtype(x)))
+    src = (source * alpha if alpha != 1 else source)._data.astype(out.dtype, copy=False)
+    out3 = out.reshape(_three(out, d, out.shape).shape)
+    cpu.index_add3(out3, idx, src.reshape(out3.shape[0], idx.size, out3.shape[2]))
+    res = _wrap(out.astype(x.dtype.np, copy=False), x.dtype)
+    if _tracks(x, source):
+        node = _node("IndexAddBackward0", _index_add_back)
+        node.args = (d, _wrap(idx, int64), alpha)
+        record(node, (x, None, source), (res,))
+    return res
+
+
+# --- masks --------------------------------------------------------------------------------
+
+def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
+    """``value`` where ``mask`` is True, else ``input`` (keeps ``input``'s dtype)."""
+    x = as_tensor_arg(input, "masked_fill")
+    if not isinstance(mask, Tensor) or mask.dtype is not bool_:
+        raise RuntimeError(f"masked_fill: expected a bool mask (got {describe(mask)})")
+    if isinstance(value, Tensor):
+        if value.ndim:
+            raise RuntimeError(f"masked_fill only supports a 0-dimensional value tensor, but got "
+                               f"tensor with {value.ndim} dimension(s)")
+        value = value.to(x.dtype)
+    else:
+        value = _wrap(np.asarray(value, dtype=x.dtype.np), x.dtype)
+    out = where(mask, value, x)
+    if tuple(out.shape) != tuple(x.shape):
+        raise RuntimeError(f"masked_fill: mask {tuple(mask.shape)} must broadcast to the input "
+                           f"{tuple(x.shape)}")
+    return out
+
+
+def masked_select(input: Tensor, mask: Tensor) -> Tensor:
+    """1-D tensor of the entries where ``mask`` (broadcast with ``input``) is True."""
+    x = as_tensor_arg(input, "masked_select")
+    if not isinstance(mask, Tensor) or mask.dtype is not bool_:
+        raise RuntimeError(f"masked_select: expected a bool mask (got {describe(mask)})")
+    from ._util import broadcast_shapes
+    shape = broadcast_shapes("masked_select", tuple(x.shape), tuple(mask.shape))
+    return getitem(x.expand(shape), mask.expand(shape))
+
+
+def nonzero(input: Tensor, *, as_tuple: bool = False):
+    """Indices of nonzero entries: an (n, ndim) int64 tensor, or one 1-D tensor per dim."""
+    x = as_tensor_arg(input, "nonzero")
+    idx = np.nonzero(np.atleast_1d(x._data))
+    if as_tuple:
+        return tuple(_wrap(np.ascontiguousarray(i, dtype=np.int64), int64) for i in idx)
+    stacked = np.stack(idx, axis=1) if idx else np.zeros((0, 0), np.int64)
+    if x.ndim == 0:
+        stacked = stacked[:, :0]
+    return _wrap(np.ascontiguousarray(stacked, dtype=np.int64), int64)
+
+
+def argwhere(input: Tensor) -> Tensor:
+    return nonzero(input)
+
+
+# --- sort / topk --------------------------------------------------------------------------
+
+def _argsort_array(arr: np.ndarray, d: int, descending: bool) -> np.ndarray:
+    if not descending:
+        return np.argsort(arr, axis=d, kind="stable")
+    n = arr.shape[d]
+    rev = np.flip(arr, axis=d)
+    idx = np.flip(np.argsort(rev, axis=d, kind="stable"), axis=d)
+    return (n - 1) - idx
+
+
+def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False):
+    """Sorted values and their original indices along ``dim`` (NaN sorts as the largest)."""
+    x = as_tensor_arg(input, "sort")
+    if x.ndim == 0:
+        return values_indices["sort"](x.clone(), _wrap(np.zeros((), np.int64), int64))
+    d = wrap_dim(dim, x.ndim, "sort")
+    idx = _wrap(np.ascontiguousarray(_argsort_array(x._data, d, descending), dtype=np.int64),
+                int64)
+    return values_indices["sort"](gather(x, d, idx), idx)
+
+
+def argsort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False):
+    """Indices that sort ``input`` along ``dim``."""
+    return sort(input, dim, descending, stable).indices
+
+
+def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True):
+    """The ``k`` largest (or smallest) entries along ``dim`` and their indices."""
+    x = as_tensor_arg(input, "topk")
+    d = wrap_dim(dim, x.ndim, "topk")
+    size = x.shape[d] if x.ndim else 1
+    if not 0 <= k <= size:
+        raise RuntimeError(f"topk: selected index k ({k}) out of range for dimension {d} with "
+                           f"size {size}")
+    if x.ndim == 0:
+        return values_indices["topk"](x.clone(), _wrap(np.zeros((), np.int64), int64))
+    order = _argsort_array(x._data, d, largest)
+    order = np.take(order, np.arange(k), axis=d)
+    idx = _wrap(np.ascontiguousarray(order, dtype=np.int64), int64)
+    return values_indices["topk"](gather(x, d, idx), idx)
+
+
+for _name, _fn in (("gather", gather), ("scatter", scatter), ("scatter_add", scatter_add),
+                   ("index_select", index_select), ("index_add", index_add)):
+    register(_name, _fn, "indexing", inplace=_inplace_variant(_fn)
+             if _name != "gather" and _name != "index_select" else None)
+for _name, _fn in (("masked_fill", masked_fill),):
+    register(_name, _fn, "indexing", inplace=_inplace_variant(_fn))
+for _name, _fn in (("masked_select", masked_select), ("nonzero", nonzero),
+                   ("argwhere", argwhere), ("sort", sort), ("argsort", argsort), ("topk", topk)):
+    register(_name, _fn, "indexing")
+register("index_put", index_put, "indexing", method=False)

@@ -1,0 +1,233 @@
+"""Linear algebra: ``matmul``/``@`` (1-D, 2-D, batched with broadcasting), mm, bmm, mv, dot,
+outer, einsum. Products go to NumPy's BLAS (the fastest GEMM on this CPU); the gradients are
+products again.
+
+Example:
+    >>> import dynagrad as dg
+    >>> (dg.ones(2, 3) @ dg.ones(3)).tolist()
+    [3.0, 3.0]
+"""
+from __future__ import annotations
+
+import string
+
+import numpy as np
+
+from ..autograd import grad_mode
+from ..autograd.function import node_class, record
+from ..errors import describe
+from ..tensor import Tensor, _wrap
+from ._util import as_tensor_arg, broadcast_shapes
+from .elementwise import sum_to
+from .registry import register
+
+
+def _check_same_dtype(op: str, a: Tensor, b: Tensor) -> None:
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"{op}: expected both arguments to have the same dtype, but got "
+                           f"{describe(a)} and {describe(b)}")
+    if a.dtype.name == "bool":
+        raise RuntimeError(f"{op}: not implemented for bool tensors")
+
+
+def _matmul_shape(op: str, a: Tensor, b: Tensor) -> tuple:
+    sa, sb = tuple(a.shape), tuple(b.shape)
+    if not sa or not sb:
+        raise RuntimeError(f"{op}: both arguments to matmul need to be at least 1D, but they are "
+                           f"{len(sa)}D and {len(sb)}D")
+    k_a = sa[-1]
+    k_b = sb[0] if len(sb) == 1 else sb[-2]
+    if k_a != k_b:
+        raise RuntimeError(f"{op}: shapes {sa} and {sb} cannot be multiplied ({k_a} != {k_b})")
+    if len(sa) > 2 or len(sb) > 2:
+        broadcast_shapes(op, sa[:-2] if len(sa) > 1 else (), sb[:-2] if len(sb) > 1 else ())
+    return sa, sb
+
+
+def _matmul_back(node, g):
+    a, b = node.saved_tensors
+    a2 = a if a.ndim > 1 else a.unsqueeze(0)
+    b2 = b if b.ndim > 1 else b.unsqueeze(-1)
+    g2 = g
+    if a.ndim == 1:
+        g2 = g2.unsqueeze(-2)
+    if b.ndim == 1:
+        g2 = g2.unsqueeze(-1)
+    ga = gb = None
+    if node.next_functions[0] is not None:
+        ga = sum_to(matmul(g2, b2.mT), tuple(a2.shape)).reshape(tuple(a.shape))
+    if node.next_functions[1] is not None:
+        gb = sum_to(matmul(a2.mT, g2), tuple(b2.shape)).reshape(tuple(b.shape))
+    return ga, gb
+
+
+_MatmulNode = node_class("MmBackward0", _matmul_back)
+_BmmNode = node_class("BmmBackward0", _matmul_back)
+_MvNode = node_class("MvBackward0", _matmul_back)
+_DotNode = node_class("DotBackward0", _matmul_back)
+_UnsafeViewNode = node_class("UnsafeViewBackward0", _matmul_back)
+
+
+def _product(op: str, node_cls, a: Tensor, b: Tensor) -> Tensor:
+    _check_same_dtype(op, a, b)
+    _matmul_shape(op, a, b)
+    ad, bd = a._data, b._data
+    if a.dtype.np == np.float16:
+        ad, bd = ad.astype(np.float32), bd.astype(np.float32)
+    res = np.matmul(ad, bd)
+    out = _wrap(np.ascontiguousarray(res, dtype=a.dtype.np), a.dtype)
+    if grad_mode.GRAD_ENABLED[0] and (a._requires_grad or b._requires_grad):
+        node = node_cls()
+        node.save(a, b)
+        record(node, (a, b), (out,))
+    return out
+
+
+def matmul(input, other) -> Tensor:
+    """Matrix product with NumPy/PyTorch rules: 1-D operands are vectors, leading dims broadcast."""
+    a, b = as_tensor_arg(input, "matmul"), as_tensor_arg(other, "matmul", "other")
+    cls = _MatmulNode if a.ndim == 2 and b.ndim == 2 else (
+        _DotNode if a.ndim == 1 and b.ndim == 1 else (
+            _MvNode if b.ndim == 1 and a.ndim == 2 else _UnsafeViewNode))
+    return _product("matmul", cls, a, b)
+
+
+def mm(input, mat2) -> Tensor:
+    """2-D matrix product."""
+    a, b = as_tensor_arg(input, "mm"), as_tensor_arg(mat2, "mm", "mat2")
+    if a.ndim != 2 or b.ndim != 2:
+        raise RuntimeError(f"mm: both arguments must be 2-D (got {describe(a)} and {describe(b)})")
+    return _product("mm", _MatmulNode, a, b)
+
+
+def bmm(input, mat2) -> Tensor:
+    """Batched product of 3-D tensors with equal batch sizes."""
+    a, b = as_tensor_arg(input, "bmm"), as_tensor_arg(mat2, "bmm", "mat2")
+    if a.ndim != 3 or b.ndim != 3:
+        raise RuntimeError(f"bmm: both arguments must be 3-D (got {describe(a)} and {describe(b)})")
+    if a.shape[0] != b.shape[0]:
+        raise RuntimeError(f"bmm: batch sizes differ: {tuple(a.shape)} and {tuple(b.shape)} "
+                           f"({a.shape[0]} != {b.shape[0]})")
+    return _product("bmm", _BmmNode, a, b)
+
+
+def mv(input, vec) -> Tensor:
+    """Matrix times vector."""
+    a, b = as_tensor_arg(input, "mv"), as_tensor_arg(vec, "mv", "vec")
+    if a.ndim != 2 or b.ndim != 1:
+        raise RuntimeError(f"mv: expected a 2-D matrix and a 1-D vector (got {describe(a)} and "
+                           f"{describe(b)})")
+    return _product("mv", _MvNode, a, b)
+
+
+def dot(input, other) -> Tensor:
+    """Inner product of two 1-D tensors of the same size."""
+    a, b = as_tensor_arg(input, "dot"), as_tensor_arg(other, "dot", "other")
+    if a.ndim != 1 or b.ndim != 1:
+        raise RuntimeError(f"dot: 1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors")
+    if a.shape[0] != b.shape[0]:
+        raise RuntimeError(f"dot: inconsistent tensor size, expected tensor [{a.shape[0]}] and "
+                           f"src [{b.shape[0]}] to have the same number of elements, but got "
+                           f"{a.shape[0]} and {b.shape[0]} elements respectively")
+    return _product("dot", _DotNode, a, b)
+
+
+def outer(input, vec2) -> Tensor:
+    """``input[i] * vec2[j]``."""
+    a, b = as_tensor_arg(input, "outer"), as_tensor_arg(vec2, "outer", "vec2")
+    if a.ndim != 1 or b.ndim != 1:
+        raise RuntimeError(f"outer: 1D tensors expected (got {describe(a)} and {describe(b)})")
+    return a.unsqueeze(1) * b.unsqueeze(0)
+
+
+# --- einsum -------------------------------------------------------------------------------
+
+def _parse_einsum(equation: str, operands) -> tuple:
+    """Explicit form ``'ab,bc->ac'`` with '...' replaced by letters; returns (inputs, output)."""
+    eq = equation.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    inputs = lhs.split(",")
+    if len(inputs) != len(operands):
+        raise RuntimeError(f"einsum(): {len(inputs)} operands in the equation but "
+                           f"{len(operands)} tensors given")
+    used = set(c for c in eq if c.isalpha())
+    spare = [c for c in string.ascii_letters if c not in used]
+    ell_nd = 0
+    for sub, t in zip(inputs, operands):
+        if "..." in sub:
+            ell_nd = max(ell_nd, t.ndim - (len(sub) - 3))
+    ell = "".join(spare[:ell_nd])
+    fixed = []
+    for sub, t in zip(inputs, operands):
+        if "..." in sub:
+            n = t.ndim - (len(sub) - 3)
+            sub = sub.replace("...", ell[ell_nd - n:])
+        if len(sub) != t.ndim:
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({len(sub)}) "
+                               f"does not match the number of dimensions ({t.ndim}) for operand")
+        fixed.append(sub)
+    if arrow:
+        out = rhs.replace("...", ell)
+    else:
+        counts = {}
+        for sub in fixed:
+            for c in sub:
+                counts[c] = counts.get(c, 0) + 1
+        out = ell + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in ell))
+    return fixed, out
+
+
+def _einsum_back(node, g):
+    subs, out_sub = node.subs, node.out_sub
+    ops = node.saved_tensors
+    grads = []
+    for i, (sub, edge) in enumerate(zip(subs, node.next_functions)):
+        if edge is None:
+            grads.append(None)
+            continue
+        if len(set(sub)) != len(sub):
+            raise RuntimeError(f"einsum backward: repeated subscripts within one operand "
+                               f"('{sub}') are not differentiable in this version")
+        others = [(s, t) for j, (s, t) in enumerate(zip(subs, ops)) if j != i]
+        available = set(out_sub).union(*[set(s) for s, _ in others]) if others else set(out_sub)
+        target = "".join(c for c in sub if c in available)
+        eq = ",".join([out_sub] + [s for s, _ in others]) + "->" + target
+        gi = einsum(eq, g, *[t for _, t in others])
+        if target != sub:  # indices summed only inside this operand: broadcast back
+            shape = [ops[i].shape[k] if c not in available else -1 for k, c in enumerate(sub)]
+            for k, c in enumerate(sub):
+                if c not in available:
+                    gi = gi.unsqueeze(k)
+            gi = gi.expand([s if s != -1 else gi.shape[k] for k, s in enumerate(shape)])
+        grads.append(gi)
+    return tuple(grads)
+
+
+_EinsumNode = node_class("EinsumBackward0", _einsum_back)
+
+
+def einsum(equation: str, *operands) -> Tensor:
+    """Einstein summation, e.g. ``einsum('bij,bjk->bik', a, b)``."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    ts = [as_tensor_arg(t, "einsum") for t in operands]
+    subs, out_sub = _parse_einsum(equation, ts)
+    dt = ts[0].dtype
+    for t in ts[1:]:
+        _check_same_dtype("einsum", ts[0], t)
+    arrays = [t._data.astype(np.float32) if t.dtype.np == np.float16 else t._data for t in ts]
+    res = np.einsum(",".join(subs) + "->" + out_sub, *arrays, optimize=len(ts) > 2)
+    out = _wrap(np.ascontiguousarray(res, dtype=dt.np), dt)
+    if grad_mode.GRAD_ENABLED[0] and any(t._requires_grad for t in ts):
+        node = _EinsumNode()
+        node.subs, node.out_sub = subs, out_sub
+        node.save(*ts)
+        record(node, ts, (out,))
+    return out
+
+
+for _name, _fn in (("matmul", matmul), ("mm", mm), ("bmm", bmm), ("mv", mv), ("dot", dot),
+                   ("outer", outer)):
+    register(_name, _fn, "linalg")
+register("einsum", einsum, "linalg", method=False)
+register("ger", outer, "alias")

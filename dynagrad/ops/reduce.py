@@ -1,0 +1,516 @@
+"""Reductions and scans over ``dim`` (int, tuple or None) with ``keepdim``.
+
+Every reduction runs one generated kernel over a contiguous ``(outer, reduced, inner)`` view; the
+statistics built from them (``mean``, ``var``, ``std``, ``logsumexp``, ``norm``) are compositions,
+so their gradients come from the pieces.
+
+Example:
+    >>> import dynagrad as dg
+    >>> x = dg.tensor([[1.0, 5.0], [3.0, 2.0]])
+    >>> x.sum(0), x.max(dim=1).indices
+    (tensor([4., 7.]), tensor([1, 0]))
+"""
+from __future__ import annotations
+
+import builtins as _builtins  # this module defines its own sum/max/min/any/all
+import math
+from collections import namedtuple
+
+import numpy as np
+
+from .. import dtypes
+from ..autograd import grad_mode
+from ..autograd.function import Node, record
+from ..dtypes import bool_, float64, int64
+from ..errors import describe
+from ..kernels import cpu
+from ..tensor import Tensor, _wrap
+from ._util import as_tensor_arg, wrap_dim, wrap_dims
+from .registry import register
+
+values_indices = {name: namedtuple(name, ["values", "indices"])
+                  for name in ("max", "min", "sort", "topk", "kthvalue", "mode", "median",
+                               "cummax", "cummin")}
+
+# (init, combine statement, final expression) per reduction and dtype category
+_FOLDS = {
+    "sum": {"f": ("0", "acc += v", "acc"), "i": ("0", "acc += v", "acc")},
+    "prod": {"f": ("1", "acc *= v", "acc"), "i": ("1", "acc *= v", "acc")},
+    "max": {"f": ("-math.inf", "if v > acc or v != v: acc = v", "acc"),
+            "i": ("-9223372036854775807 - 1", "if v > acc: acc = v", "acc")},
+    "min": {"f": ("math.inf", "if v < acc or v != v: acc = v", "acc"),
+            "i": ("9223372036854775807", "if v < acc: acc = v", "acc")},
+    "all": {"b": ("True", "acc = acc and v", "acc")},
+    "any": {"b": ("False", "acc = acc or v", "acc")},
+}
+_ARG_BETTER = {"f": {"max": "v > best or (v != v and best == best)",
+                     "min": "v < best or (v != v and best == best)"},
+               "i": {"max": "v > best", "min": "v < best"}}
+
+
+def _as3(arr: np.ndarray, dims: tuple) -> tuple:
+    """Gather ``dims`` into one block: returns (contiguous (outer, reduced, inner) array, kept shape)."""
+    kept = tuple(s for i, s in enumerate(arr.shape) if i not in dims)
+    if arr.ndim == 0:
+        return arr.reshape(1, 1, 1), kept
+    d0, k = dims[0], len(dims)
+    if dims != tuple(range(d0, d0 + k)):  # scattered dims: move them to the end
+        keep_axes = [i for i in range(arr.ndim) if i not in dims]
+        arr = arr.transpose(keep_axes + list(dims))
+        d0 = len(keep_axes)
+    arr = np.ascontiguousarray(arr)
+    s = arr.shape
+    return arr.reshape(math.prod(s[:d0]), math.prod(s[d0:d0 + k]), math.prod(s[d0 + k:])), kept
+
+
+def _keep_shape(shape, dims) -> tuple:
+    return tuple(1 if i in dims else s for i, s in enumerate(shape))
+
+
+def _fold(x: Tensor, dims: tuple, kind: str, out_dtype, compute_dtype) -> np.ndarray:
+    """Run fold ``kind`` over ``dims`` of ``x``; returns the reduced array (dims removed)."""
+    arr = x._data
+    if x.dtype is not compute_dtype:
+        arr = arr.astype(compute_dtype.np)
+    cat = "b" if compute_dtype is bool_ else ("f" if compute_dtype.is_floating_point else "i")
+    init, combine, final = _FOLDS[kind][cat]
+    if kind in ("sum", "prod"):
+        acc = "float64" if cat == "f" else "int64"
+    else:
+        acc = "bool" if cat == "b" else compute_dtype.name
+    x3, kept = _as3(arr, dims)
+    out_np = (bool_ if out_dtype is bool_ else out_dtype.compute).np
+    res = cpu.reduce_axis(x3, 1, (init, combine, final, acc), out_np)
+    res = res.reshape(kept)
+    return res if res.dtype == out_dtype.np else res.astype(out_dtype.np)
+
+
+def _expand_back(g: Tensor, shape: tuple, dims: tuple, keepdim: bool) -> Tensor:
+    if not keepdim:
+        g = g.reshape(_keep_shape(shape, dims))
+    return g.expand(shape)
+
+
+# --- sum / mean / prod --------------------------------------------------------------------
+
+class SumBackward0(Node):
+    def backward(self, g):
+        return (_expand_back(g, self.shape, self.dims, self.keepdim),)
+
+
+class MeanBackward0(Node):
+    def backward(self, g):
+        return (_expand_back(g, self.shape, self.dims, self.keepdim) / self.count,)
+
+
+def _sum_dtype(x: Tensor, dtype):
+    if dtype is not None:
+        return dtype
+    return int64 if not x.dtype.is_floating_point else x.dtype
+
+
+def sum(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """Sum over ``dim`` (all dims when None). Integer and bool inputs sum to int64."""
+    x = as_tensor_arg(input, "sum")
+    dims = wrap_dims(dim, x.ndim, "sum")
+    out_dt = _sum_dtype(x, dtype)
+    res = _fold(x, dims, "sum", out_dt, out_dt.compute if out_dt.is_floating_point else int64)
+    if keepdim:
+        res = res.reshape(_keep_shape(x.shape, dims))
+    out = _wrap(res, out_dt)
+    if x._requires_grad and grad_mode.GRAD_ENABLED[0] and out_dt.is_floating_point:
+        node = SumBackward0()
+        node.shape, node.dims, node.keepdim = tuple(x.shape), dims, keepdim
+        record(node, (x,), (out,))
+    return out
+
+
+def mean(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """Arithmetic mean over ``dim``; the input (or ``dtype``) must be floating point."""
+    x = as_tensor_arg(input, "mean")
+    out_dt = dtype or x.dtype
+    if not out_dt.is_floating_point:
+        raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a "
+                           f"floating point or complex dtype. Got: {x.dtype.name}")
+    if x.dtype is not out_dt:
+        x = x.to(out_dt)
+    dims = wrap_dims(dim, x.ndim, "mean")
+    count = math.prod(x.shape[d] for d in dims) if x.ndim else 1
+    res = _fold(x, dims, "sum", out_dt, out_dt.compute)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        res = (res / count).astype(out_dt.np) if count else np.full(res.shape, np.nan, out_dt.np)
+    if keepdim:
+        res = res.reshape(_keep_shape(x.shape, dims))
+    out = _wrap(np.asarray(res), out_dt)
+    if x._requires_grad and grad_mode.GRAD_ENABLED[0]:
+        node = MeanBackward0()
+        node.shape, node.dims, node.keepdim, node.count = tuple(x.shape), dims, keepdim, count
+        record(node, (x,), (out,))
+    return out
+
+
+class ProdBackward0(Node):
+    def backward(self, g):
+        x, out = self.saved_tensors
+        dims, keepdim = self.dims, self.keepdim
+        if not bool((x == 0).any()):
+            return (_expand_back(g, x.shape, dims, True if keepdim else False) *
+                    _expand_back(out, x.shape, dims, keepdim) / x,)
+        return (_prod_grad_with_zeros(x, g, dims, keepdim),)
+
+
+def _prod_grad_with_zeros(x: Tensor, g: Tensor, dims: tuple, keepdim: bool) -> Tensor:
+    """prod_{j != i} x_j through exclusive products from both sides (exact with zeros)."""
+    nd = x.ndim
+    keep_axes = [i for i in range(nd) if i not in dims]
+    perm = keep_axes + list(dims)
+    xp = x.permute(perm) if nd else x.reshape(1)
+    kept = tuple(xp.shape[:len(keep_axes)])
+    flat = xp.reshape(kept + (-1,))
+    ones = flat.new_ones(kept + (1,))
+    left = flat.narrow(-1, 0, flat.shape[-1] - 1)
+    right = flat.narrow(-1, 1, flat.shape[-1] - 1)
+    from .movement import cat
+    lp = cat([ones, left], -1).cumprod(-1)
+    rp = cat([right, ones], -1).flip(-1).cumprod(-1).flip(-1)
+    gk = g.reshape(kept + (1,))
+    res = (gk * lp * rp).reshape(xp.shape)
+    if not nd:
+        return res.reshape(())
+    inv = [0] * nd
+    for i, p in enumerate(perm):
+        inv[p] = i
+    return res.permute(inv)
+
+
+def prod(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """Product over ``dim`` (an int) or over all elements."""
+    x = as_tensor_arg(input, "prod")
+    if dim is not None and not isinstance(dim, (int, np.integer)):
+        raise TypeError(f"prod: dim must be an int, got {dim!r}")
+    dims = wrap_dims(dim, x.ndim, "prod")
+    out_dt = _sum_dtype(x, dtype)
+    res = _fold(x, dims, "prod", out_dt, out_dt.compute if out_dt.is_floating_point else int64)
+    if keepdim:
+        res = res.reshape(_keep_shape(x.shape, dims))
+    out = _wrap(res, out_dt)
+    if x._requires_grad and grad_mode.GRAD_ENABLED[0] and out_dt.is_floating_point:
+        node = ProdBackward0()
+        node.dims, node.keepdim = dims, keepdim
+        node.save(x, out)
+        record(node, (x,), (out,))
+    return out
+
+
+# --- max / min / amax / amin / argmax / argmin ---------------------------------------------
+
+class AmaxBackward0(Node):
+    """Gradient shared equally among the elements that attain the extreme value."""
+
+    def backward(self, g):
+        x, out = self.saved_tensors
+        shape, dims, keepdim = tuple(x.shape), self.dims, self.keepdim
+        o = _expand_back(out, shape, dims, keepdim)
+        mask = (x == o).to(g.dtype)
+        count = mask.sum(dims, keepdim=True)
+        return (_expand_back(g, shape, dims, keepdim) * mask / count,)
+
+
+class MaxBackward0(Node):
+    """max/min along one dim: the gradient goes to the returned index."""
+
+    def backward(self, g, _g_indices=None):
+        (x,) = self.saved_tensors
+        idx = self.indices
+        d = self.dim
+        if not self.keepdim:
+            g = g.unsqueeze(d)
+            idx = idx.unsqueeze(d)
+        from .indexing import scatter
+        return (scatter(x.new_zeros(x.shape), d, idx, g),)
+
+
+def _check_nonempty(op: str, x: Tensor, dims: tuple) -> None:
+    if x.numel() == 0 and (not dims or _builtins.any(x.shape[d] == 0 for d in dims)):
+        raise IndexError(f"{op}(): Expected reduction dim to be specified for input.numel() == 0, "
+                         f"or the reduced dims to be non-empty (got {describe(x)})")
+
+
+def _extreme(op: str, x: Tensor, dims: tuple, keepdim: bool) -> Tensor:
+    kind = "max" if op in ("max", "amax") else "min"
+    _check_nonempty(op, x, dims)
+    if x.dtype is bool_:
+        res = _fold(x, dims, "any" if kind == "max" else "all", bool_, bool_)
+    else:
+        res = _fold(x, dims, kind, x.dtype, x.dtype.compute)
+    if keepdim:
+        res = res.reshape(_keep_shape(x.shape, dims))
+    out = _wrap(res, x.dtype)
+    if x._requires_grad and grad_mode.GRAD_ENABLED[0]:
+        node = AmaxBackward0() if kind == "max" else _AminBackward0()
+        node.dims, node.keepdim = dims, keepdim
+        node.save(x, out)
+        record(node, (x,), (out,))
+    return out
+
+
+class _AminBackward0(AmaxBackward0):
+    pass
+
+
+_AminBackward0.__name__ = "AminBackward0"
+
+
+def amax(input, dim=(), keepdim: bool = False) -> Tensor:
+    """Maximum over ``dim`` (all dims when empty); ties share the gradient."""
+    x = as_tensor_arg(input, "amax")
+    return _extreme("amax", x, wrap_dims(dim if dim != () else None, x.ndim, "amax"), keepdim)
+
+
+def amin(input, dim=(), keepdim: bool = False) -> Tensor:
+    """Minimum over ``dim`` (all dims when empty); ties share the gradient."""
+    x = as_tensor_arg(input, "amin")
+    return _extreme("amin", x, wrap_dims(dim if dim != () else None, x.ndim, "amin"), keepdim)
+
+
+def _arg(op: str, x: Tensor, dim, keepdim: bool) -> Tensor:
+    kind = "max" if op.endswith("max") else "min"
+    if dim is None:
+        _check_nonempty(op, x, ())
+        flat = x.reshape(-1)
+        res = _arg(op, flat, 0, False)
+        return res.reshape((1,) * x.ndim) if keepdim else res
+    d = wrap_dim(dim, x.ndim, op)
+    _check_nonempty(op, x, (d,))
+    arr = x._data
+    cd = x.dtype.compute if x.dtype is not bool_ else int64
+    if x.dtype is not cd:
+        arr = arr.astype(cd.np)
+    cat = "f" if cd.is_floating_point else "i"
+    x3, kept = _as3(arr, (d,) if x.ndim else ())
+    res = cpu.arg_reduce_axis(x3, 1, _ARG_BETTER[cat][kind]).reshape(kept)
+    if keepdim and x.ndim:
+        res = res.reshape(_keep_shape(x.shape, (d,)))
+    return _wrap(res, int64)
+
+
+def argmax(input, dim=None, keepdim: bool = False) -> Tensor:
+    """Index of the first maximum (NaN counts as the maximum), over ``dim`` or all elements."""
+    return _arg("argmax", as_tensor_arg(input, "argmax"), dim, keepdim)
+
+
+def argmin(input, dim=None, keepdim: bool = False) -> Tensor:
+    """Index of the first minimum, over ``dim`` or all elements."""
+    return _arg("argmin", as_tensor_arg(input, "argmin"), dim, keepdim)
+
+
+def _max_min(op: str, input, dim=None, keepdim: bool = False, other=None):
+    x = as_tensor_arg(input, op)
+    if isinstance(dim, Tensor):  # max(a, b) is maximum(a, b)
+        other, dim = dim, None
+    if other is not None:
+        from .elementwise import maximum, minimum
+        return (maximum if op == "max" else minimum)(x, other)
+    if dim is None:
+        return _extreme(op, x, tuple(range(x.ndim)), False)
+    d = wrap_dim(dim, x.ndim, op)
+    idx = _arg("arg" + op, x, d, keepdim)
+    from .indexing import gather
+    with grad_mode.no_grad():
+        vals = gather(x, d, idx if keepdim else idx.unsqueeze(d)) if x.ndim else x.clone()
+        if not keepdim and x.ndim:
+            vals = vals.squeeze(d)
+    if x._requires_grad and grad_mode.GRAD_ENABLED[0]:
+        node = MaxBackward0() if op == "max" else _MinBackward1()
+        node.dim, node.keepdim, node.indices = d, keepdim, idx
+        node.save(x)
+        record(node, (x,), (vals,))
+    return values_indices[op](vals, idx)
+
+
+class _MinBackward1(MaxBackward0):
+    pass
+
+
+_MinBackward1.__name__ = "MinBackward0"
+
+
+def max(input, dim=None, keepdim: bool = False, *, other=None):
+    """``max(x)`` -> value; ``max(x, dim)`` -> (values, indices); ``max(x, y)`` -> maximum."""
+    return _max_min("max", input, dim, keepdim, other)
+
+
+def min(input, dim=None, keepdim: bool = False, *, other=None):
+    """``min(x)`` -> value; ``min(x, dim)`` -> (values, indices); ``min(x, y)`` -> minimum."""
+    return _max_min("min", input, dim, keepdim, other)
+
+
+# --- all / any ----------------------------------------------------------------------------
+
+def all(input, dim=None, keepdim: bool = False) -> Tensor:
+    """True where every element over ``dim`` is nonzero."""
+    x = as_tensor_arg(input, "all")
+    dims = wrap_dims(dim, x.ndim, "all")
+    res = _fold(x, dims, "all", bool_, bool_)
+    return _wrap(res.reshape(_keep_shape(x.shape, dims)) if keepdim else res, bool_)
+
+
+def any(input, dim=None, keepdim: bool = False) -> Tensor:
+    """True where some element over ``dim`` is nonzero."""
+    x = as_tensor_arg(input, "any")
+    dims = wrap_dims(dim, x.ndim, "any")
+    res = _fold(x, dims, "any", bool_, bool_)
+    return _wrap(res.reshape(_keep_shape(x.shape, dims)) if keepdim else res, bool_)
+
+
+# --- statistics built from the folds ------------------------------------------------------
+
+def var(input, dim=None, *, correction=1, keepdim: bool = False, unbiased=None) -> Tensor:
+    """Variance over ``dim`` with Bessel's ``correction`` (1 = unbiased, as PyTorch)."""
+    x = as_tensor_arg(input, "var")
+    if not x.dtype.is_floating_point:
+        raise RuntimeError(f"var: input dtype must be floating point, got {x.dtype.name}")
+    if isinstance(dim, bool):  # var(x, unbiased) positional form
+        unbiased, dim = dim, None
+    if unbiased is not None:
+        correction = 1 if unbiased else 0
+    dims = wrap_dims(dim, x.ndim, "var")
+    n = math.prod(x.shape[d] for d in dims) if x.ndim else 1
+    centered = x - x.mean(dims, keepdim=True)
+    return (centered * centered).sum(dims, keepdim=keepdim) / _builtins.max(n - correction, 0)
+
+
+def std(input, dim=None, *, correction=1, keepdim: bool = False, unbiased=None) -> Tensor:
+    """Standard deviation: ``sqrt(var(...))``."""
+    return var(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased).sqrt()
+
+
+def logsumexp(input, dim, keepdim: bool = False) -> Tensor:
+    """``log(sum(exp(x)))`` over ``dim``, computed without overflow."""
+    x = as_tensor_arg(input, "logsumexp")
+    if not x.dtype.is_floating_point:
+        x = x.to(dtypes.get_default_dtype())
+    dims = wrap_dims(dim, x.ndim, "logsumexp")
+    with grad_mode.no_grad():
+        m = amax(x, dims, keepdim=True)
+        m = m.masked_fill(m.isinf(), 0.0)
+    s = (x - m).exp().sum(dims, keepdim=True).log() + m
+    return s if keepdim else s.reshape(tuple(d for i, d in enumerate(x.shape) if i not in dims))
+
+
+class NormBackward0(Node):
+    """2-norm: gradient ``x / norm``, taken as 0 where the norm is 0 (as PyTorch)."""
+
+    def backward(self, g):
+        x, out = self.saved_tensors
+        o = _expand_back(out, tuple(x.shape), self.dims, self.keepdim)
+        ge = _expand_back(g, tuple(x.shape), self.dims, self.keepdim)
+        from .elementwise import where
+        return (where(o == 0, 0.0, ge * x / o),)
+
+
+def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
+    """Vector p-norm over ``dim`` (``'fro'``/2, 1, inf, -inf, 0 or any real p)."""
+    x = as_tensor_arg(input, "norm")
+    if dtype is not None:
+        x = x.to(dtype)
+    if not x.dtype.is_floating_point:
+        raise RuntimeError(f"norm: input dtype should be floating point, got {x.dtype.name}")
+    dims = wrap_dims(dim, x.ndim, "norm")
+    if p in ("fro", 2, 2.0):
+        with grad_mode.no_grad():
+            out = (x * x).sum(dims, keepdim=keepdim).sqrt()
+        if x._requires_grad and grad_mode.GRAD_ENABLED[0]:
+            node = NormBackward0()
+            node.dims, node.keepdim = dims, keepdim
+            node.save(x, out)
+            record(node, (x,), (out,))
+        return out
+    a = x.abs()
+    if p == math.inf:
+        return amax(a, dims, keepdim)
+    if p == -math.inf:
+        return amin(a, dims, keepdim)
+    if p == 0:
+        return (a != 0).to(x.dtype).sum(dims, keepdim=keepdim)
+    if p == 1:
+        return a.sum(dims, keepdim=keepdim)
+    return (a ** p).sum(dims, keepdim=keepdim) ** (1.0 / p)
+
+
+# --- scans --------------------------------------------------------------------------------
+
+class CumsumBackward0(Node):
+    def backward(self, g):
+        d = self.dim
+        return (g.flip(d).cumsum(d).flip(d),)
+
+
+class CumprodBackward0(Node):
+    def backward(self, g):
+        x, out = self.saved_tensors
+        d = self.dim
+        if not bool((x == 0).any()):
+            return ((g * out).flip(d).cumsum(d).flip(d) / x,)
+        # exact with zeros: d out_j / d x_i = prod_{k<=j, k!=i} x_k for j >= i
+        from .movement import stack
+        n = x.shape[d]
+        cols = []
+        for i in range(n):
+            xi = x.narrow(d, i, 1)
+            others = x - (x - 1) * _onehot_along(x, d, i)  # x with x_i replaced by 1
+            prods = others.cumprod(d)
+            contrib = (g * prods).narrow(d, i, n - i).sum(d, keepdim=True)
+            cols.append(contrib.squeeze(d) + xi.squeeze(d) * 0)
+        return (stack(cols, d),)
+
+
+def _onehot_along(x: Tensor, d: int, i: int) -> Tensor:
+    shape = [1] * x.ndim
+    shape[d] = x.shape[d]
+    hot = np.zeros(shape, x.dtype.np)
+    hot.reshape(-1)[i] = 1
+    return _wrap(hot, x.dtype)
+
+
+def _scan(op: str, x: Tensor, dim: int, dtype, combine: str) -> Tensor:
+    d = wrap_dim(dim, x.ndim, op)
+    out_dt = dtype or (x.dtype if x.dtype.is_floating_point else int64)
+    arr = x._data.astype(out_dt.compute.np) if x.dtype.compute is not out_dt.compute or \
+        x.dtype is not x.dtype.compute else x._data
+    if x.ndim == 0:
+        return _wrap(arr.astype(out_dt.np, copy=True), out_dt)
+    arr = np.ascontiguousarray(arr)
+    res = cpu.scan_axis(arr, d, combine) if arr.size else arr.copy()
+    return _wrap(res if res.dtype == out_dt.np else res.astype(out_dt.np), out_dt)
+
+
+def cumsum(input, dim: int, *, dtype=None) -> Tensor:
+    """Inclusive running sum along ``dim``."""
+    x = as_tensor_arg(input, "cumsum")
+    out = _scan("cumsum", x, dim, dtype, "acc + v")
+    if x._requires_grad and grad_mode.GRAD_ENABLED[0] and out.dtype.is_floating_point:
+        node = CumsumBackward0()
+        node.dim = wrap_dim(dim, x.ndim, "cumsum")
+        record(node, (x,), (out,))
+    return out
+
+
+def cumprod(input, dim: int, *, dtype=None) -> Tensor:
+    """Inclusive running product along ``dim``."""
+    x = as_tensor_arg(input, "cumprod")
+    out = _scan("cumprod", x, dim, dtype, "acc * v")
+    if x._requires_grad and grad_mode.GRAD_ENABLED[0] and out.dtype.is_floating_point:
+        node = CumprodBackward0()
+        node.dim = wrap_dim(dim, x.ndim, "cumprod")
+        node.save(x, out)
+        record(node, (x,), (out,))
+    return out
+
+
+for _name, _fn in (("sum", sum), ("mean", mean), ("prod", prod), ("amax", amax), ("amin", amin),
+                   ("argmax", argmax), ("argmin", argmin), ("max", max), ("min", min),
+                   ("all", all), ("any", any), ("var", var), ("std", std),
+                   ("logsumexp", logsumexp), ("norm", norm), ("cumsum", cumsum),
+                   ("cumprod", cumprod)):
+    register(_name, _fn, "reduce")

@@ -1,0 +1,227 @@
+"""Tensor methods that are not ops of their own: operators, dtype/device conversion, fill/copy.
+
+Operators call the op table directly (``a + 2`` passes the scalar through, so a float32 tensor
+times ``2.0`` stays float32 exactly like PyTorch).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes
+from ..autograd import grad_mode
+from ..device import as_device
+from ..dtypes import dtype as DType
+from ..errors import describe
+from ..tensor import Tensor
+from . import elementwise as ew
+from .elementwise import OPS, compute, inplace, rebase_inplace
+from .linalg import matmul
+from .movement import copy_array, to_dtype, transpose
+
+
+def _operand(x):
+    """Operators accept tensors, Python numbers and NumPy arrays; anything else is not ours."""
+    if isinstance(x, (Tensor, int, float, bool, np.number, np.bool_)):
+        return x
+    if isinstance(x, (np.ndarray, list, tuple)):
+        from ..creation import tensor
+        return tensor(x)
+    return None
+
+
+def _binary(name: str):
+    op = OPS[name]
+
+    def forward(self, other):
+        other = _operand(other)
+        return NotImplemented if other is None else compute(op, (self, other))
+
+    def reflected(self, other):
+        other = _operand(other)
+        return NotImplemented if other is None else compute(op, (other, self))
+
+    def inplace_(self, other):
+        other = _operand(other)
+        return NotImplemented if other is None else inplace(op, self, (self, other))
+    return forward, reflected, inplace_
+
+
+for _dunder, _name in (("add", "add"), ("sub", "sub"), ("mul", "mul"), ("truediv", "div"),
+                       ("floordiv", "floor_divide"), ("mod", "remainder"), ("pow", "pow"),
+                       ("and", "bitwise_and"), ("or", "bitwise_or"), ("xor", "bitwise_xor"),
+                       ("lshift", "bitwise_left_shift"), ("rshift", "bitwise_right_shift")):
+    _f, _r, _i = _binary(_name)
+    setattr(Tensor, f"__{_dunder}__", _f)
+    setattr(Tensor, f"__r{_dunder}__", _r)
+    setattr(Tensor, f"__i{_dunder}__", _i)
+
+for _dunder, _name in (("eq", "eq"), ("ne", "ne"), ("lt", "lt"), ("le", "le"), ("gt", "gt"),
+                       ("ge", "ge")):
+    setattr(Tensor, f"__{_dunder}__", _binary(_name)[0])
+
+
+def _pow_check(self, exponent):
+    if (not self.dtype.is_floating_point and isinstance(exponent, int) and exponent < 0):
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    return compute(OPS["pow"], (self, exponent))
+
+
+def pow(input, exponent) -> Tensor:
+    """``input ** exponent`` (either may be a Python scalar)."""
+    if not isinstance(input, Tensor):
+        return compute(OPS["pow"], (input, exponent))
+    return _pow_check(input, _operand(exponent))
+
+
+Tensor.__pow__ = lambda self, other: _pow_check(self, _operand(other))
+Tensor.pow = pow
+Tensor.__neg__ = ew.neg
+Tensor.__pos__ = lambda self: self
+Tensor.__abs__ = ew.abs
+Tensor.__invert__ = lambda self: ew.logical_not(self) if self.dtype is dtypes.bool_ \
+    else ew.bitwise_not(self)
+Tensor.__matmul__ = lambda self, other: matmul(self, other)
+Tensor.__rmatmul__ = lambda self, other: matmul(other, self)
+
+
+# --- dtype and device conversion -----------------------------------------------------------
+
+def to(self, *args, **kwargs) -> Tensor:
+    """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)``; ``copy=True`` copies."""
+    dtype, copy = kwargs.pop("dtype", None), kwargs.pop("copy", False)
+    device = kwargs.pop("device", None)
+    kwargs.pop("non_blocking", None)
+    kwargs.pop("memory_format", None)
+    if kwargs:
+        raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+    for a in args:
+        if isinstance(a, DType):
+            dtype = a
+        elif isinstance(a, Tensor):
+            dtype, device = a.dtype, a.device
+        elif isinstance(a, bool):
+            continue
+        else:
+            device = a
+    as_device(device)
+    return to_dtype(self, dtype or self.dtype, copy=copy)
+
+
+def _caster(dt: DType):
+    def cast(self, memory_format=None) -> Tensor:
+        return to_dtype(self, dt)
+    cast.__name__ = dt.name
+    return cast
+
+
+Tensor.to = to
+for _meth, _dt in (("float", dtypes.float32), ("double", dtypes.float64), ("half", dtypes.float16),
+                   ("long", dtypes.int64), ("int", dtypes.int32), ("short", dtypes.int16),
+                   ("char", dtypes.int8), ("byte", dtypes.uint8), ("bool", dtypes.bool_)):
+    setattr(Tensor, _meth, _caster(_dt))
+Tensor.type_as = lambda self, other: to_dtype(self, other.dtype)
+Tensor.cpu = lambda self, memory_format=None: self
+Tensor.cuda = lambda self, device=None, non_blocking=False: to(self, "cuda")
+
+
+def _type(self, dtype=None, non_blocking=False):
+    if dtype is None:
+        return f"dynagrad.{self.dtype.name.capitalize()}Tensor"
+    return to_dtype(self, dtype)
+
+
+Tensor.type = _type
+Tensor.T = property(lambda self: self.permute(tuple(reversed(range(self.ndim)))))
+Tensor.mT = property(lambda self: transpose(self, -2, -1) if self.ndim >= 2 else _mt_error(self))
+Tensor.H = Tensor.T
+Tensor.mH = Tensor.mT
+
+
+def _mt_error(self):
+    raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got "
+                       f"{self.ndim}-D tensor.")
+
+
+# --- new_* constructors -------------------------------------------------------------------
+
+def _new(fn_name):
+    def make(self, *size, dtype=None, device=None, requires_grad=False, **kw):
+        from .. import creation
+        return getattr(creation, fn_name)(*size, dtype=dtype or self.dtype, device=device,
+                                          requires_grad=requires_grad)
+    return make
+
+
+Tensor.new_zeros = _new("zeros")
+Tensor.new_ones = _new("ones")
+Tensor.new_empty = _new("empty")
+
+
+def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    from ..creation import full
+    return full(size, fill_value, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+
+def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
+    from ..creation import tensor
+    return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+
+Tensor.new_full = _new_full
+Tensor.new_tensor = _new_tensor
+
+
+# --- fill / copy --------------------------------------------------------------------------
+
+def _check_writable(self, op: str) -> None:
+    if not self._data.flags.writeable:
+        raise RuntimeError(f"{op}: unsupported operation: the tensor is an expanded view "
+                           f"(more than one element refers to the same memory location); clone "
+                           f"it first ({describe(self)})")
+
+
+def fill_(self, value) -> Tensor:
+    """Set every element to ``value`` (a number or a 0-dim tensor)."""
+    _check_writable(self, "fill_")
+    vt = value if isinstance(value, Tensor) else None
+    if vt is not None and vt.ndim:
+        raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
+                           f"{vt.ndim} dimensions.")
+    if grad_mode.GRAD_ENABLED[0] and (self._requires_grad or (vt is not None and vt._requires_grad)):
+        if self.grad_fn is None and self._requires_grad:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                               "operation.")
+        return rebase_inplace(self, lambda old: old * 0 + (vt.to(self.dtype) if vt is not None
+                                                           else value))
+    self._data[...] = value.item() if vt is not None else value
+    self._vc[0] += 1
+    return self
+
+
+def zero_(self) -> Tensor:
+    return fill_(self, 0)
+
+
+def copy_(self, src, non_blocking: bool = False) -> Tensor:
+    """Copy ``src`` (broadcast and cast) into this tensor's memory."""
+    _check_writable(self, "copy_")
+    if not isinstance(src, Tensor):
+        raise TypeError(f"copy_: expected a Tensor source (got {describe(src)})")
+    from ._util import broadcast_shapes
+    if broadcast_shapes("copy_", tuple(self.shape), tuple(src.shape)) != tuple(self.shape):
+        raise RuntimeError(f"copy_: source {describe(src)} cannot be broadcast to the destination "
+                           f"{describe(self)}")
+    if grad_mode.GRAD_ENABLED[0] and (self._requires_grad or src._requires_grad):
+        if self.grad_fn is None and self._requires_grad:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                               "operation.")
+        return rebase_inplace(self, lambda old: src.to(self.dtype).expand(tuple(self.shape))
+                              .clone())
+    copy_array(src._data, self._data)
+    self._vc[0] += 1
+    return self
+
+
+Tensor.fill_ = fill_
+Tensor.zero_ = zero_
+Tensor.copy_ = copy_

@@ -1,0 +1,261 @@
+"""Random numbers from one counter-based generator (Philox 4x32), so a seed fixes every draw.
+
+Philox is counter-based: the n-th number depends only on (key, n), which is what lets a GPU kernel
+reproduce the CPU stream later.
+
+Example:
+    >>> import dynagrad as dg
+    >>> _ = dg.manual_seed(0); a = dg.rand(3)
+    >>> _ = dg.manual_seed(0); bool((a == dg.rand(3)).all())
+    True
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import dtypes
+from .device import as_device
+from .dtypes import dtype as DType
+from .ops._util import shape_arg
+from .tensor import Tensor, _wrap
+
+__all__ = ["Generator", "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state",
+           "default_generator", "rand", "randn", "randint", "randperm", "normal", "bernoulli",
+           "multinomial", "rand_like", "randn_like", "randint_like"]
+
+_MASK64 = (1 << 64) - 1
+
+
+class Generator:
+    """A seeded random stream. ``Generator().manual_seed(42)`` gives the same numbers every run."""
+
+    def __init__(self, device="cpu"):
+        self.device = as_device(device)
+        self.manual_seed(int(np.random.SeedSequence().entropy) & _MASK64)
+
+    def manual_seed(self, seed: int) -> "Generator":
+        seed = int(seed)
+        if seed < 0:
+            seed &= _MASK64  # PyTorch accepts negative seeds as their two's complement
+        self._seed = seed
+        self._np = np.random.Generator(np.random.Philox(key=seed & _MASK64))
+        return self
+
+    def seed(self) -> int:
+        s = int(np.random.SeedSequence().entropy) & _MASK64
+        self.manual_seed(s)
+        return s
+
+    def initial_seed(self) -> int:
+        return self._seed
+
+    def get_state(self) -> Tensor:
+        state = self._np.bit_generator.state
+        words = np.concatenate([state["state"]["counter"], state["state"]["key"],
+                                state["buffer"], [state["buffer_pos"], state["has_uint32"],
+                                                  state["uinteger"], self._seed & _MASK64]])
+        return _wrap(words.astype(np.uint64).view(np.uint8), dtypes.uint8)
+
+    def set_state(self, new_state: Tensor) -> "Generator":
+        w = new_state._data.view(np.uint64)
+        bg = np.random.Philox()
+        bg.state = {"bit_generator": "Philox",
+                    "state": {"counter": w[0:4].copy(), "key": w[4:6].copy()},
+                    "buffer": w[6:10].copy(), "buffer_pos": int(w[10]),
+                    "has_uint32": int(w[11]), "uinteger": int(w[12])}
+        self._np = np.random.Generator(bg)
+        self._seed = int(w[13])
+        return self
+
+
+default_generator = Generator()
+default_generator.manual_seed(67280421310721)  # PyTorch's default initial seed
+
+
+def manual_seed(seed: int) -> Generator:
+    """Seed the default generator; returns it."""
+    return default_generator.manual_seed(seed)
+
+
+def seed() -> int:
+    return default_generator.seed()
+
+
+def initial_seed() -> int:
+    return default_generator.initial_seed()
+
+
+def get_rng_state() -> Tensor:
+    return default_generator.get_state()
+
+
+def set_rng_state(state: Tensor) -> None:
+    default_generator.set_state(state)
+
+
+def _gen(generator: Generator | None) -> np.random.Generator:
+    return (generator or default_generator)._np
+
+
+def _float_dtype(dtype, op: str) -> DType:
+    dt = dtype or dtypes.get_default_dtype()
+    if not dt.is_floating_point:
+        raise RuntimeError(f"{op}: expected a floating point dtype, got {dt.name}")
+    return dt
+
+
+def _result(arr: np.ndarray, dt: DType, requires_grad: bool) -> Tensor:
+    t = _wrap(np.ascontiguousarray(arr.astype(dt.np, copy=False)), dt)
+    if requires_grad:
+        t.requires_grad = True
+    return t
+
+
+def _uniform(gen, shape, dt: DType) -> np.ndarray:
+    compute = np.float64 if dt is dtypes.float64 else np.float32
+    return gen.random(shape, dtype=compute)
+
+
+def _normal(gen, shape, dt: DType) -> np.ndarray:
+    compute = np.float64 if dt is dtypes.float64 else np.float32
+    return gen.standard_normal(shape, dtype=compute)
+
+
+def rand(*size, generator: Generator | None = None, dtype: DType | None = None, device=None,
+         requires_grad: bool = False) -> Tensor:
+    """Uniform samples in [0, 1)."""
+    as_device(device)
+    dt = _float_dtype(dtype, "rand")
+    return _result(_uniform(_gen(generator), shape_arg(size, "rand"), dt), dt, requires_grad)
+
+
+def randn(*size, generator: Generator | None = None, dtype: DType | None = None, device=None,
+          requires_grad: bool = False) -> Tensor:
+    """Standard normal samples."""
+    as_device(device)
+    dt = _float_dtype(dtype, "randn")
+    return _result(_normal(_gen(generator), shape_arg(size, "randn"), dt), dt, requires_grad)
+
+
+def randint(low, high=None, size=None, *, generator: Generator | None = None,
+            dtype: DType | None = None, device=None, requires_grad: bool = False) -> Tensor:
+    """Integers uniform in [low, high); ``randint(high, size)`` starts at 0."""
+    as_device(device)
+    if size is None:
+        if high is None or not isinstance(high, (tuple, list)):
+            raise TypeError("randint() missing required argument 'size'")
+        low, high, size = 0, low, high
+    if high is None:
+        low, high = 0, low
+    if high <= low:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= "
+                           f"to={high}")
+    dt = dtype or dtypes.int64
+    arr = _gen(generator).integers(low, high, size=tuple(size), dtype=np.int64)
+    return _result(arr, dt, requires_grad)
+
+
+def randperm(n: int, *, generator: Generator | None = None, dtype: DType | None = None,
+             device=None, requires_grad: bool = False) -> Tensor:
+    """A random permutation of ``0..n-1``."""
+    as_device(device)
+    return _result(_gen(generator).permutation(n), dtype or dtypes.int64, requires_grad)
+
+
+def normal(mean, std=1.0, size=None, *, generator: Generator | None = None,
+           dtype: DType | None = None, device=None, requires_grad: bool = False) -> Tensor:
+    """Normal samples with the given mean and std (tensors broadcast, or floats with ``size``)."""
+    as_device(device)
+    gen = _gen(generator)
+    if isinstance(mean, Tensor) or isinstance(std, Tensor):
+        m = mean._data if isinstance(mean, Tensor) else mean
+        s = std._data if isinstance(std, Tensor) else std
+        if np.any(np.asarray(s) < 0):
+            raise RuntimeError("normal expects all elements of std >= 0.0")
+        dt = (mean if isinstance(mean, Tensor) else std).dtype
+        shape = np.broadcast_shapes(np.shape(m), np.shape(s))
+        return _result(m + s * _normal(gen, shape, dt), dt, requires_grad)
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    dt = _float_dtype(dtype, "normal")
+    shape = shape_arg((size,) if isinstance(size, int) else (size or ()), "normal")
+    return _result(mean + std * _normal(gen, shape, dt), dt, requires_grad)
+
+
+def bernoulli(input: Tensor, p=None, *, generator: Generator | None = None) -> Tensor:
+    """0/1 samples with probabilities ``input`` (or the scalar ``p``), in ``input``'s dtype."""
+    probs = input._data if p is None else np.full(input._data.shape, p)
+    if np.any((probs < 0) | (probs > 1)):
+        raise RuntimeError("bernoulli: all elements of input should be between 0 and 1")
+    draw = _uniform(_gen(generator), input._data.shape, dtypes.float64) < probs
+    return _result(draw, input.dtype, False)
+
+
+def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
+                generator: Generator | None = None) -> Tensor:
+    """Indices drawn from the rows of ``input`` (non-negative weights)."""
+    w = input._data.astype(np.float64)
+    if w.ndim not in (1, 2):
+        raise RuntimeError(f"multinomial: prob_dist must be 1 or 2 dim (got {w.ndim})")
+    rows = w.reshape(-1, w.shape[-1])
+    if np.any(rows < 0) or not np.all(np.isfinite(rows)):
+        raise RuntimeError("multinomial: probability tensor contains either `inf`, `nan` or "
+                           "element < 0")
+    if not replacement and num_samples > rows.shape[1]:
+        raise RuntimeError("multinomial: cannot sample n_sample > prob_dist.size(-1) samples "
+                           "without replacement")
+    gen = _gen(generator)
+    out = np.empty((rows.shape[0], num_samples), np.int64)
+    for i, r in enumerate(rows):
+        total = r.sum()
+        if total <= 0:
+            raise RuntimeError("multinomial: invalid multinomial distribution (sum of "
+                               "probabilities <= 0)")
+        out[i] = gen.choice(r.size, size=num_samples, replace=replacement, p=r / total)
+    return _result(out.reshape(w.shape[:-1] + (num_samples,)), dtypes.int64, False)
+
+
+def rand_like(input: Tensor, *, dtype=None, generator=None, requires_grad=False) -> Tensor:
+    return rand(tuple(input.shape), dtype=dtype or input.dtype, generator=generator,
+                requires_grad=requires_grad)
+
+
+def randn_like(input: Tensor, *, dtype=None, generator=None, requires_grad=False) -> Tensor:
+    return randn(tuple(input.shape), dtype=dtype or input.dtype, generator=generator,
+                 requires_grad=requires_grad)
+
+
+def randint_like(input: Tensor, low, high=None, *, dtype=None, generator=None) -> Tensor:
+    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype,
+                   generator=generator)
+
+
+def fill_uniform_(t: Tensor, a: float = 0.0, b: float = 1.0, *, generator=None) -> Tensor:
+    """In-place uniform samples in [a, b) (``Tensor.uniform_``)."""
+    vals = a + (b - a) * _uniform(_gen(generator), t._data.shape, t.dtype)
+    return _fill_(t, vals)
+
+
+def fill_normal_(t: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
+    """In-place normal samples (``Tensor.normal_``)."""
+    return _fill_(t, mean + std * _normal(_gen(generator), t._data.shape, t.dtype))
+
+
+def fill_bernoulli_(t: Tensor, p=0.5, *, generator=None) -> Tensor:
+    probs = p._data if isinstance(p, Tensor) else p
+    return _fill_(t, _uniform(_gen(generator), t._data.shape, dtypes.float64) < probs)
+
+
+def _fill_(t: Tensor, values: np.ndarray) -> Tensor:
+    from .autograd import grad_mode
+    if t._requires_grad and t.grad_fn is None and grad_mode.GRAD_ENABLED[0]:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
+    t._data[...] = values
+    t._vc[0] += 1
+    return t
+
+
+Tensor.uniform_ = fill_uniform_
+Tensor.normal_ = fill_normal_
+Tensor.bernoulli_ = fill_bernoulli_

@@ -1,0 +1,329 @@
+"""The Tensor: a NumPy buffer view plus dtype, device and autograd metadata.
+
+Every computing method forwards to an op in ``dynagrad.ops`` (attached by the op registry), so this
+file holds only what a tensor *is*: its buffer, shape and strides, conversions, and its repr.
+
+Example:
+    >>> import dynagrad as dg
+    >>> x = dg.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> x.shape, x.dtype, x.is_leaf
+    (dynagrad.Size([2, 2]), dynagrad.float32, True)
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import dtypes
+from .device import CPU
+from .dtypes import dtype as _dtype_cls
+
+
+class Size(tuple):
+    """A tensor shape: a tuple that prints as ``dynagrad.Size([2, 3])``."""
+
+    def __repr__(self) -> str:
+        return f"dynagrad.Size({list(self)})"
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+
+class Tensor:
+    """An n-dimensional array with autograd. Create with ``dg.tensor``, ``dg.zeros``, ``dg.randn``...
+
+    Views (``view``, ``transpose``, slicing, ...) share memory and a version counter with their base.
+    """
+
+    # class-level defaults keep construction cheap: a new tensor sets only _data, dtype and _vc
+    _requires_grad = False
+    grad = None
+    grad_fn = None
+    _output_nr = 0
+    _base = None
+    _accum = None
+    _hooks = None
+    _retains_grad = False
+    __array_priority__ = 1000  # numpy defers to our reflected operators
+
+    def __init__(self, data=None, *, dtype=None, requires_grad: bool = False):
+        from .creation import tensor as make
+        src = make([] if data is None else data, dtype=dtype)
+        self._data, self.dtype, self._vc = src._data, src.dtype, [0]
+        if requires_grad:
+            self.requires_grad = True
+
+    # --- identity and metadata -------------------------------------------------------------
+    @property
+    def data(self) -> "Tensor":
+        """A tensor sharing storage with this one, detached from the graph."""
+        return self.detach()
+
+    @data.setter
+    def data(self, other: "Tensor") -> None:
+        self._data, self.dtype = other._data, other.dtype
+
+    @property
+    def shape(self) -> Size:
+        return Size(self._data.shape)
+
+    def size(self, dim: int | None = None):
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_wrap_dim(dim, self._data.ndim, "size")]
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    ndimension = dim
+
+    def numel(self) -> int:
+        return self._data.size
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        return self.dtype.itemsize
+
+    def stride(self, dim: int | None = None):
+        st = tuple(s // self.dtype.itemsize for s in self._data.strides)
+        return st if dim is None else st[_wrap_dim(dim, self._data.ndim, "stride")]
+
+    def storage_offset(self) -> int:
+        base = self._data
+        while isinstance(base.base, np.ndarray):
+            base = base.base
+        return (self._data.__array_interface__["data"][0]
+                - base.__array_interface__["data"][0]) // self.dtype.itemsize
+
+    def is_contiguous(self, memory_format=None) -> bool:
+        return self._data.flags.c_contiguous
+
+    def data_ptr(self) -> int:
+        return self._data.__array_interface__["data"][0]
+
+    @property
+    def device(self):
+        return CPU
+
+    @property
+    def is_cuda(self) -> bool:
+        return False
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        value = bool(value)
+        if self.grad_fn is not None and not value:
+            raise RuntimeError("you can only change requires_grad flags of leaf variables. If you "
+                               "want to use a computed variable in a subgraph that doesn't require "
+                               "differentiation use var_no_grad = var.detach().")
+        if value and not self.dtype.is_floating_point:
+            raise RuntimeError(f"only Tensors of floating point dtype can require gradients "
+                               f"(got {self.dtype.name})")
+        self._requires_grad = value
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def _version(self) -> int:
+        return self._vc[0]
+
+    @property
+    def output_nr(self) -> int:
+        return self._output_nr
+
+    def is_floating_point(self) -> bool:
+        return self.dtype.is_floating_point
+
+    def is_complex(self) -> bool:
+        return False
+
+    # --- autograd helpers ------------------------------------------------------------------
+    def detach(self) -> "Tensor":
+        """A tensor sharing storage and version counter, with no history and no grad."""
+        return self._alias()
+
+    def detach_(self) -> "Tensor":
+        self.grad_fn = None
+        self._requires_grad = False
+        return self
+
+    def _alias(self) -> "Tensor":
+        t = _new(Tensor)
+        t._data, t.dtype, t._vc = self._data, self.dtype, self._vc
+        t._base = self._base if self._base is not None else self
+        return t
+
+    def retain_grad(self) -> None:
+        """Keep ``.grad`` for this non-leaf tensor after backward."""
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.grad_fn is None or self._retains_grad:
+            return
+        import weakref
+        ref = weakref.ref(self)
+
+        def keep(grad):
+            t = ref()
+            if t is not None:
+                t.grad = grad.detach().clone() if t.grad is None else t.grad + grad.detach()
+        self.grad_fn.register_prehook(keep, self._output_nr)
+        self._retains_grad = True
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains_grad
+
+    def register_hook(self, hook):
+        """``hook(grad)`` runs when this tensor's gradient is computed; it may return a new grad."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            return self.grad_fn.register_prehook(hook, self._output_nr)
+        if self._hooks is None:
+            self._hooks = {}
+        key = object()
+        self._hooks[key] = hook
+        return _LeafHookHandle(self._hooks, key)
+
+    def backward(self, gradient=None, retain_graph=None, create_graph: bool = False,
+                 inputs=None) -> None:
+        """Accumulate d(self)/d(leaf) into every leaf's ``.grad`` (see ``dg.autograd.backward``)."""
+        from .autograd.engine import backward
+        backward(self, gradient, retain_graph, create_graph, inputs)
+
+    # --- conversion ------------------------------------------------------------------------
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The NumPy array sharing this tensor's memory (zero-copy)."""
+        if self._requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
+        return self._data
+
+    def __array__(self, dtype=None, copy=None):
+        arr = self._data
+        return arr if dtype is None else arr.astype(dtype)
+
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to "
+                               "Scalar")
+        return self._data.reshape(()).item()
+
+    def tolist(self):
+        return self._data.tolist()
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self.dtype.is_floating_point or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with {self._data.size} values is "
+                               "ambiguous")
+        return bool(self.item())
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __reduce_ex__(self, protocol):
+        return (_rebuild, (self._data.copy(), self.dtype.name, self._requires_grad))
+
+    def __deepcopy__(self, memo):
+        t = _wrap(self._data.copy(), self.dtype)
+        t._requires_grad = self._requires_grad
+        if self.grad is not None:
+            t.grad = _wrap(self.grad._data.copy(), self.grad.dtype)
+        memo[id(self)] = t
+        return t
+
+    # --- printing --------------------------------------------------------------------------
+    def __repr__(self) -> str:
+        from ._format import tensor_repr
+        return tensor_repr(self)
+
+    __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        if self._data.ndim == 0 and spec:
+            return format(self.item(), spec)
+        return repr(self)
+
+
+class _LeafHookHandle:
+    __slots__ = ("_hooks", "_key")
+
+    def __init__(self, hooks, key):
+        self._hooks, self._key = hooks, key
+
+    def remove(self) -> None:
+        self._hooks.pop(self._key, None)
+
+
+def _rebuild(arr, dtype_name, requires_grad):
+    t = _wrap(arr, dtypes.from_name(dtype_name))
+    t._requires_grad = requires_grad
+    return t
+
+
+_new = object.__new__
+
+
+def _wrap(arr: np.ndarray, dtype: _dtype_cls) -> Tensor:
+    """A new tensor owning (or viewing) ``arr``, with no history. The hot-path constructor."""
+    t = _new(Tensor)
+    t._data = arr
+    t.dtype = dtype
+    t._vc = [0]
+    return t
+
+
+def _view(base: Tensor, arr: np.ndarray) -> Tensor:
+    """A tensor that views ``base``'s memory: it shares the version counter."""
+    t = _new(Tensor)
+    t._data = arr
+    t.dtype = base.dtype
+    t._vc = base._vc
+    t._base = base._base if base._base is not None else base
+    return t
+
+
+def _wrap_dim(dim: int, ndim: int, op: str) -> int:
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"{op}: Dimension out of range (expected to be in range of "
+                         f"[{-n}, {n - 1}], but got {dim})")
+    return dim + n if dim < 0 else dim
