@@ -100,8 +100,9 @@ def _load_or_compile(source: str, fname: str, signature: str, what: str):
         try:
             return _import_and_compile(path, source, fname, signature, what, digest)
         except Exception as exc:  # a corrupted entry: discard it and build afresh, once
-            if isinstance(exc, RuntimeError) and "DYNAGRAD_FORBID_COMPILE" in str(exc):
-                raise
+            if isinstance(exc, numba.core.errors.NumbaError) or (
+                    isinstance(exc, RuntimeError) and "DYNAGRAD_FORBID_COMPILE" in str(exc)):
+                raise  # a bug in the generated source or a refused compile: not corruption
             _log(f"discarding corrupted cache entry for {what}: {exc!r}")
             _discard(path)
             return _import_and_compile(path, source, fname, signature, what, digest)

@@ -5,6 +5,7 @@ Changing this file changes every kernel's cache key (see cache.py), so edits are
 import math
 
 import numba
+import numpy as np
 
 
 @numba.njit(inline="always")
@@ -23,14 +24,23 @@ def sign(x):
 
 @numba.njit(inline="always")
 def floor_div(x, y):
-    # Python/PyTorch floor division for floats (numba's // on floats matches, ints too)
-    return x // y
+    # PyTorch's floating floor division: exact quotient from fmod, then floor; x / 0 gives inf/nan
+    if y == 0:
+        return x / y
+    m = np.fmod(x, y)
+    d = (x - m) / y
+    if m != 0 and (y < 0) != (m < 0):
+        d -= 1.0
+    f = np.floor(d)
+    if d - f > 0.5:
+        f += 1.0
+    return f
 
 
 @numba.njit(inline="always")
 def py_mod(x, y):
     # remainder with the sign of the divisor (torch.remainder)
-    r = math.fmod(x, y)
+    r = np.fmod(x, y)
     if r != 0 and ((r < 0) != (y < 0)):
         r += y
     return r
@@ -54,7 +64,7 @@ def int_fmod(x, y):
 
 @numba.njit(inline="always")
 def round_half_even(x):
-    r = math.floor(x + 0.5)
+    r = np.floor(x + 0.5)
     if r - x == 0.5 and r % 2 != 0:  # tie: round to even, as torch.round
         r -= 1.0
     return r
@@ -62,7 +72,7 @@ def round_half_even(x):
 
 @numba.njit(inline="always")
 def frac(x):
-    return x - math.trunc(x)
+    return x - np.trunc(x)
 
 
 @numba.njit(inline="always")

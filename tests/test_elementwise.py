@@ -1,0 +1,412 @@
+"""Elementwise ops: one table line per op.
+
+Each line gives the NumPy float64 reference and the input domain; the same table drives the
+forward checks (float32 and float64, same-shape, broadcast, 0-dim, scalar and non-contiguous
+operands), the gradient checks (finite differences in float64) and PyTorch parity.
+"""
+import math
+
+import numpy as np
+import pytest
+
+import dynagrad as dg
+
+_erf = np.vectorize(math.erf)
+
+
+def _away_from_zero(x):
+    return np.sign(x + 1e-12) * (0.2 + np.abs(x))
+
+
+# name: (numpy reference, domain or transform, differentiable)
+UNARY = {
+    "exp": (np.exp, (-3, 3), True),
+    "exp2": (np.exp2, (-3, 3), True),
+    "expm1": (np.expm1, (-3, 3), True),
+    "log": (np.log, (0.1, 3), True),
+    "log2": (np.log2, (0.1, 3), True),
+    "log10": (np.log10, (0.1, 3), True),
+    "log1p": (np.log1p, (-0.5, 3), True),
+    "sqrt": (np.sqrt, (0.1, 3), True),
+    "rsqrt": (lambda x: 1 / np.sqrt(x), (0.1, 3), True),
+    "sin": (np.sin, (-3, 3), True),
+    "cos": (np.cos, (-3, 3), True),
+    "tan": (np.tan, (-1.2, 1.2), True),
+    "asin": (np.arcsin, (-0.9, 0.9), True),
+    "acos": (np.arccos, (-0.9, 0.9), True),
+    "atan": (np.arctan, (-3, 3), True),
+    "sinh": (np.sinh, (-3, 3), True),
+    "cosh": (np.cosh, (-3, 3), True),
+    "tanh": (np.tanh, (-3, 3), True),
+    "sigmoid": (lambda x: 1 / (1 + np.exp(-x)), (-5, 5), True),
+    "erf": (_erf, (-2, 2), True),
+    "reciprocal": (lambda x: 1 / x, _away_from_zero, True),
+    "neg": (np.negative, (-3, 3), True),
+    "abs": (np.abs, _away_from_zero, True),
+    "sign": (np.sign, (-3, 3), True),
+    "floor": (np.floor, (-3, 3), True),
+    "ceil": (np.ceil, (-3, 3), True),
+    "trunc": (np.trunc, (-3, 3), True),
+    "round": (np.round, (-3, 3), True),
+    "frac": (lambda x: x - np.trunc(x), (-3, 3), True),
+    "relu": (lambda x: np.maximum(x, 0), _away_from_zero, True),
+}
+
+BINARY = {
+    "add": (np.add, (-3, 3), (-3, 3), True),
+    "sub": (np.subtract, (-3, 3), (-3, 3), True),
+    "mul": (np.multiply, (-3, 3), (-3, 3), True),
+    "div": (np.divide, (-3, 3), _away_from_zero, True),
+    "floor_divide": (np.floor_divide, (-5, 5), _away_from_zero, False),
+    "remainder": (np.mod, (-5, 5), _away_from_zero, True),
+    "fmod": (np.fmod, (-5, 5), _away_from_zero, True),
+    "pow": (np.power, (0.5, 2), (-2, 2), True),
+    "maximum": (np.maximum, (-3, 3), (-3, 3), True),
+    "minimum": (np.minimum, (-3, 3), (-3, 3), True),
+    "atan2": (np.arctan2, (-3, 3), _away_from_zero, True),
+    "eq": (np.equal, "int", "int", False),
+    "ne": (np.not_equal, "int", "int", False),
+    "lt": (np.less, (-3, 3), (-3, 3), False),
+    "le": (np.less_equal, "int", "int", False),
+    "gt": (np.greater, (-3, 3), (-3, 3), False),
+    "ge": (np.greater_equal, "int", "int", False),
+}
+
+LOGICAL = {
+    "logical_and": np.logical_and, "logical_or": np.logical_or, "logical_xor": np.logical_xor,
+}
+BITWISE = {
+    "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or, "bitwise_xor": np.bitwise_xor,
+    "bitwise_left_shift": np.left_shift, "bitwise_right_shift": np.right_shift,
+}
+
+# special signatures, tested below; listed for the registry meta-test
+OTHERS = {"clamp", "clip", "nan_to_num", "lerp", "where", "isnan", "isinf", "isfinite",
+          "logical_not", "bitwise_not", "float_power", "square", "rsub"}
+ALIASES = {"multiply", "subtract", "divide", "true_divide", "negative", "absolute", "greater",
+           "greater_equal", "less", "less_equal", "not_equal", "arcsin", "arccos", "arctan",
+           "arctan2", "fix"}
+TESTED_OPS = set(UNARY) | set(BINARY) | set(LOGICAL) | set(BITWISE) | OTHERS | ALIASES
+
+
+def sample(domain, shape, rng):
+    if domain == "int":
+        return rng.integers(-2, 3, size=shape).astype(np.float64)
+    if callable(domain):
+        return domain(rng.uniform(-3, 3, size=shape))
+    lo, hi = domain
+    return rng.uniform(lo, hi, size=shape)
+
+
+def tol(dtype):
+    return dict(rtol=1e-5, atol=1e-5) if dtype is dg.float32 else dict(rtol=1e-10, atol=1e-10)
+
+
+def check(out, expected, dtype):
+    assert isinstance(out, dg.Tensor)
+    got = out.detach().numpy().astype(np.float64)
+    assert got.shape == np.shape(expected)
+    np.testing.assert_allclose(got, expected, equal_nan=True, **tol(dtype))
+
+
+@pytest.mark.parametrize("dtype", [dg.float32, dg.float64], ids=["f32", "f64"])
+@pytest.mark.parametrize("name", sorted(UNARY))
+def test_unary_forward(name, dtype):
+    ref, domain, _ = UNARY[name]
+    rng = np.random.default_rng(0)
+    for shape in [(3, 4), (), (1,)]:
+        x = sample(domain, shape, rng)
+        xd = x.astype(dtype.np)
+        out = getattr(dg, name)(dg.tensor(xd))
+        assert out.dtype is dtype
+        check(out, ref(xd.astype(np.float64)), dtype)
+    # non-contiguous input (a transposed view) and the method form
+    x = sample(domain, (4, 3), rng).astype(dtype.np)
+    t = dg.tensor(x).T
+    assert not t.is_contiguous()
+    check(getattr(t, name)(), ref(x.T.astype(np.float64)), dtype)
+
+
+@pytest.mark.parametrize("name", sorted(n for n in UNARY if UNARY[n][2]))
+def test_unary_grad(name):
+    _, domain, _ = UNARY[name]
+    x = dg.tensor(sample(domain, (2, 3), np.random.default_rng(1)), dtype=dg.float64,
+                  requires_grad=True)
+    assert dg.autograd.gradcheck(getattr(dg, name), (x,))
+
+
+@pytest.mark.parametrize("dtype", [dg.float32, dg.float64], ids=["f32", "f64"])
+@pytest.mark.parametrize("name", sorted(BINARY))
+def test_binary_forward(name, dtype):
+    ref, dx, dy, _ = BINARY[name]
+    rng = np.random.default_rng(2)
+    fn = getattr(dg, name)
+    for sx, sy in [((3, 4), (3, 4)), ((3, 1), (4,)), ((2, 1, 3), (4, 1)), ((), (3,)), ((3,), ())]:
+        x = sample(dx, sx, rng).astype(dtype.np)
+        y = sample(dy, sy, rng).astype(dtype.np)
+        out = fn(dg.tensor(x), dg.tensor(y))
+        expected = ref(x.astype(np.float64), y.astype(np.float64))
+        if out.dtype is dg.bool:
+            assert out.numpy().tolist() == np.asarray(expected).tolist()
+        else:
+            assert out.dtype is dtype
+            check(out, expected, dtype)
+    # a Python scalar on either side, and a non-contiguous operand
+    x = sample(dx, (4, 3), rng).astype(dtype.np)
+    y = float(sample(dy, (), rng))
+    check(fn(dg.tensor(x).T, y).to(dtype), ref(x.T.astype(np.float64), np.float64(y)).astype(
+        np.float64), dtype)
+
+
+@pytest.mark.parametrize("name", sorted(n for n in BINARY if BINARY[n][3]))
+def test_binary_grad(name):
+    _, dx, dy, _ = BINARY[name]
+    rng = np.random.default_rng(3)
+    fn = getattr(dg, name)
+    for sx, sy in [((2, 3), (2, 3)), ((2, 1), (3,))]:  # broadcasting reduces the gradient back
+        x = dg.tensor(sample(dx, sx, rng), dtype=dg.float64, requires_grad=True)
+        y = dg.tensor(sample(dy, sy, rng), dtype=dg.float64, requires_grad=True)
+        assert dg.autograd.gradcheck(fn, (x, y))
+    x = dg.tensor(sample(dx, (2, 3), rng), dtype=dg.float64, requires_grad=True)
+    assert dg.autograd.gradcheck(lambda t: fn(t, 1.5), (x,))
+
+
+@pytest.mark.parametrize("name", sorted(LOGICAL))
+def test_logical(name):
+    rng = np.random.default_rng(4)
+    x, y = rng.integers(0, 2, (3, 4)), rng.integers(0, 2, (4,))
+    out = getattr(dg, name)(dg.tensor(x), dg.tensor(y).bool())
+    assert out.dtype is dg.bool
+    assert out.numpy().tolist() == LOGICAL[name](x, y).tolist()
+    assert dg.logical_not(dg.tensor(x)).numpy().tolist() == np.logical_not(x).tolist()
+
+
+@pytest.mark.parametrize("name", sorted(BITWISE))
+def test_bitwise(name):
+    rng = np.random.default_rng(5)
+    x, y = rng.integers(0, 64, (3, 4)), rng.integers(0, 4, (4,))
+    out = getattr(dg, name)(dg.tensor(x), dg.tensor(y))
+    assert out.dtype is dg.int64
+    assert out.numpy().tolist() == BITWISE[name](x, y).tolist()
+    with pytest.raises(TypeError, match=name):
+        getattr(dg, name)(dg.tensor([1.0]), dg.tensor([2.0]))
+
+
+def test_bitwise_not_and_operators():
+    x = dg.tensor([0, 5, -3])
+    assert dg.bitwise_not(x).tolist() == [-1, -6, 2]
+    assert (~dg.tensor([True, False])).tolist() == [False, True]
+    assert (x & 1).tolist() == [0, 1, 1] and (x | 2).tolist() == [2, 7, -1]
+    assert (x ^ 1).tolist() == [1, 4, -4] and (x << 1).tolist() == [0, 10, -6]
+
+
+def test_isnan_isinf_isfinite_nan_to_num():
+    x = dg.tensor([1.0, float("nan"), float("inf"), -float("inf")])
+    assert dg.isnan(x).tolist() == [False, True, False, False]
+    assert dg.isinf(x).tolist() == [False, False, True, True]
+    assert dg.isfinite(x).tolist() == [True, False, False, False]
+    assert dg.isfinite(dg.tensor([1, 2])).tolist() == [True, True]
+    big = float(np.finfo(np.float32).max)
+    assert dg.nan_to_num(x).tolist() == [1.0, 0.0, big, -big]
+    assert dg.nan_to_num(x, nan=2.0, posinf=3.0, neginf=-3.0).tolist() == [1.0, 2.0, 3.0, -3.0]
+    g = dg.tensor([1.0, float("nan"), 2.0], dtype=dg.float64, requires_grad=True)
+    dg.nan_to_num(g).sum().backward()
+    assert g.grad.tolist() == [1.0, 0.0, 1.0]
+
+
+def test_clamp_forward_grad_and_alias():
+    rng = np.random.default_rng(6)
+    x = rng.uniform(-3, 3, (3, 4))
+    out = dg.clamp(dg.tensor(x), -1.0, 0.5)
+    np.testing.assert_allclose(out.numpy(), np.clip(x, -1, 0.5).astype(np.float32))
+    assert dg.clip(dg.tensor(x), min=0.0).numpy().min() >= 0
+    assert dg.tensor([1, 5, 9]).clamp(2, 6).tolist() == [2, 5, 6]
+    xt = dg.tensor(x, dtype=dg.float64, requires_grad=True)
+    assert dg.autograd.gradcheck(lambda t: t.clamp(-1.0, 0.5), (xt,))
+    lo = dg.tensor(rng.uniform(-2, 0, (4,)), dtype=dg.float64, requires_grad=True)
+    assert dg.autograd.gradcheck(lambda t, m: t.clamp(min=m), (xt, lo))
+    with pytest.raises(RuntimeError, match="At least one"):
+        dg.clamp(dg.tensor(x))
+
+
+def test_lerp_where_square_float_power_rsub():
+    rng = np.random.default_rng(7)
+    a, b, w = (rng.uniform(-2, 2, (2, 3)) for _ in range(3))
+    np.testing.assert_allclose(dg.lerp(dg.tensor(a), dg.tensor(b), dg.tensor(w)).numpy(),
+                               a + w * (b - a), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(dg.lerp(dg.tensor(a), dg.tensor(b), 0.75).numpy(),
+                               a + 0.75 * (b - a), rtol=1e-5, atol=1e-6)
+    ts = [dg.tensor(v, dtype=dg.float64, requires_grad=True) for v in (a, b, w)]
+    assert dg.autograd.gradcheck(dg.lerp, ts)
+    c = a > 0
+    out = dg.where(dg.tensor(c), dg.tensor(a), dg.tensor(b))
+    np.testing.assert_allclose(out.numpy(), np.where(c, a, b).astype(np.float32))
+    assert dg.autograd.gradcheck(lambda x, y: dg.where(dg.tensor(c), x, y), ts[:2])
+    assert dg.where(dg.tensor(c), dg.tensor(a, dtype=dg.float32), 0.0).dtype is dg.float32
+    with pytest.raises(RuntimeError, match="boolean"):
+        dg.where(dg.tensor([1, 0]), dg.tensor([1.0, 2.0]), 0.0)
+    np.testing.assert_allclose(dg.square(dg.tensor(a)).numpy(), (a * a).astype(np.float32),
+                               rtol=1e-6)
+    fp = dg.float_power(dg.tensor([2, 3]), 2)
+    assert fp.dtype is dg.float64 and fp.tolist() == [4.0, 9.0]
+    assert dg.rsub(dg.tensor([1.0, 2.0]), 5.0).tolist() == [4.0, 3.0]
+
+
+def test_aliases_match_their_ops():
+    x = dg.tensor([[0.5, -0.25]])
+    y = dg.tensor([[2.0, 4.0]])
+    pairs = {"multiply": "mul", "subtract": "sub", "divide": "div", "true_divide": "div",
+             "greater": "gt", "greater_equal": "ge", "less": "lt", "less_equal": "le",
+             "not_equal": "ne", "arctan2": "atan2"}
+    for alias, target in pairs.items():
+        assert getattr(dg, alias)(x, y).tolist() == getattr(dg, target)(x, y).tolist()
+    for alias, target in {"negative": "neg", "absolute": "abs", "arcsin": "asin",
+                          "arccos": "acos", "arctan": "atan", "fix": "trunc"}.items():
+        assert getattr(dg, alias)(x).tolist() == getattr(dg, target)(x).tolist()
+
+
+# --- integer semantics, promotion, scalars ---------------------------------------------------
+
+def test_integer_division_semantics_match_python():
+    a = dg.tensor([7, -7, 7, -7])
+    b = dg.tensor([2, 2, -2, -2])
+    assert (a // b).tolist() == [3, -4, -4, 3]
+    assert (a % b).tolist() == [1, 1, -1, -1]
+    assert dg.fmod(a, b).tolist() == [1, -1, 1, -1]
+    assert (a / b).dtype is dg.float32 and (a / b).tolist() == [3.5, -3.5, -3.5, 3.5]
+    assert dg.div(a, b, rounding_mode="trunc").tolist() == [3, -3, -3, 3]
+    assert dg.div(a, b, rounding_mode="floor").tolist() == [3, -4, -4, 3]
+    with pytest.raises(ZeroDivisionError):
+        a // dg.tensor([1, 0, 1, 1])
+    assert (dg.tensor([2, 3]) ** 3).tolist() == [8, 27]
+    with pytest.raises(RuntimeError, match="negative integer powers"):
+        dg.tensor([2, 3]) ** -1
+
+
+def test_promotion_through_ops():
+    f32 = dg.ones(2)
+    i64 = dg.tensor([1, 2])
+    assert (f32 * 2.0).dtype is dg.float32
+    assert (i64 * 2.5).dtype is dg.float32
+    assert (i64 + 1).dtype is dg.int64
+    assert (dg.tensor([1, 2], dtype=dg.int32) + i64).dtype is dg.int64
+    assert (dg.tensor([1, 2], dtype=dg.uint8) + dg.tensor([1, 2], dtype=dg.int8)).dtype is dg.int16
+    assert (f32 + dg.ones(2, dtype=dg.float64)).dtype is dg.float64
+    assert (f32 + dg.tensor(1.0, dtype=dg.float64)).dtype is dg.float32  # 0-dim does not win
+    assert (dg.ones(2, dtype=dg.float16) + f32).dtype is dg.float32
+    assert dg.exp(i64).dtype is dg.float32
+    assert (dg.tensor([True]) + dg.tensor([True])).tolist() == [True]
+    assert (dg.tensor([True, False]) + 1).dtype is dg.int64
+    assert (dg.tensor([250], dtype=dg.uint8) + 10).tolist() == [4]  # uint8 wraps like PyTorch
+    h = dg.tensor([1.5, 2.5], dtype=dg.float16) * 2
+    assert h.dtype is dg.float16 and h.tolist() == [3.0, 5.0]
+
+
+def test_reflected_operators():
+    x = dg.tensor([1.0, 2.0, 4.0])
+    assert (1 - x).tolist() == [0.0, -1.0, -3.0]
+    assert (8 / x).tolist() == [8.0, 4.0, 2.0]
+    assert (2 ** x).tolist() == [2.0, 4.0, 16.0]
+    assert (7 // x).tolist() == [7.0, 3.0, 1.0]
+    assert (3 + x).tolist() == [4.0, 5.0, 7.0] and (2 * x).tolist() == [2.0, 4.0, 8.0]
+    assert (-x).tolist() == [-1.0, -2.0, -4.0] and abs(-x).tolist() == [1.0, 2.0, 4.0]
+    assert (x == 2.0).tolist() == [False, True, False]
+    assert (np.float32(2) * x).tolist() == [2.0, 4.0, 8.0]
+
+
+def test_broadcast_error_names_op_and_shapes():
+    with pytest.raises(RuntimeError, match=r"add: shapes \(2, 3\) and \(4,\) are not broadcastable"):
+        dg.ones(2, 3) + dg.ones(4)
+
+
+# --- in-place variants ---------------------------------------------------------------------
+
+def test_inplace_variants_match_out_of_place():
+    rng = np.random.default_rng(8)
+    x = dg.tensor(rng.uniform(0.5, 2, (3, 4)))
+    for name in ("exp", "log", "sqrt", "tanh", "sigmoid", "neg", "abs", "floor", "relu"):
+        y = x.clone()
+        v = y._version
+        assert getattr(y, name + "_")() is y
+        assert y._version == v + 1
+        np.testing.assert_allclose(y.numpy(), getattr(x, name)().numpy(), rtol=1e-6)
+    y = x.clone()
+    y.add_(1.0).mul_(dg.tensor([2.0, 1.0, 1.0, 1.0])).sub_(x, alpha=2).div_(2.0)
+    expected = ((x.numpy() + 1) * np.array([2.0, 1, 1, 1]) - 2 * x.numpy()) / 2
+    np.testing.assert_allclose(y.numpy(), expected, rtol=1e-6)
+    t = x.clone().T  # in place through a non-contiguous view writes the base
+    t.mul_(0.0)
+    assert float(t.abs().sum()) == 0.0
+    y = x.clone()
+    y += 1
+    y *= 2
+    np.testing.assert_allclose(y.numpy(), (x.numpy() + 1) * 2, rtol=1e-6)
+    with pytest.raises(RuntimeError, match="can't be cast"):
+        dg.tensor([1, 2]).add_(0.5)
+    with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
+        dg.ones(3).add_(dg.ones(2, 3))
+
+
+def test_inplace_autograd():
+    x = dg.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf Variable"):
+        x.mul_(2)
+    y = x * 1.0
+    y.mul_(3.0)
+    y.exp_()
+    assert y.grad_fn is not None
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 3 * np.exp(3 * np.array([1.0, 2.0])), rtol=1e-5)
+    w = dg.tensor([0.5, 0.25], requires_grad=True)
+    z = x * 1.0
+    z.add_(w * 2)
+    z.sum().backward()
+    assert w.grad.tolist() == [2.0, 2.0]
+
+
+# --- PyTorch parity ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", sorted(set(UNARY) | set(BINARY)))
+def test_torch_parity(name):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(9)
+    if name in UNARY:
+        _, domain, diff = UNARY[name]
+        args = [sample(domain, (2, 3), rng)]
+    else:
+        _, dx, dy, diff = BINARY[name]
+        args = [sample(dx, (2, 3), rng), sample(dy, (3,), rng)]
+    ours = [dg.tensor(a, dtype=dg.float64, requires_grad=diff) for a in args]
+    theirs = [torch.tensor(a, dtype=torch.float64, requires_grad=diff) for a in args]
+    out = getattr(dg, name)(*ours)
+    ref = getattr(torch, name)(*theirs)
+    np.testing.assert_allclose(out.detach().numpy().astype(np.float64),
+                               ref.detach().numpy().astype(np.float64), rtol=1e-10, atol=1e-12)
+    if diff:
+        gw = rng.normal(size=ref.shape)
+        (out * dg.tensor(gw)).sum().backward()
+        (ref * torch.tensor(gw)).sum().backward()
+        for o, t in zip(ours, theirs):
+            np.testing.assert_allclose(o.grad.numpy(), t.grad.numpy(), rtol=1e-9, atol=1e-12)
+
+
+def test_torch_parity_int_and_special_values():
+    torch = pytest.importorskip("torch")
+    a = np.array([7, -7, 0, 3, -1])
+    b = np.array([2, -3, 5, -2, 4])
+    for name in ("floor_divide", "remainder", "fmod", "maximum", "minimum", "mul", "sub"):
+        ours = getattr(dg, name)(dg.tensor(a), dg.tensor(b)).tolist()
+        assert ours == getattr(torch, name)(torch.tensor(a), torch.tensor(b)).tolist(), name
+    special = np.array([float("nan"), 0.0, -0.0, float("inf"), -float("inf"), 2.5, -2.5, 0.5])
+    for name in ("sign", "round", "floor", "ceil", "trunc", "relu", "sigmoid", "tanh", "exp",
+                 "log", "sqrt", "rsqrt", "abs", "frac"):
+        ours = getattr(dg, name)(dg.tensor(special, dtype=dg.float64)).numpy()
+        ref = getattr(torch, name)(torch.tensor(special, dtype=torch.float64)).numpy()
+        np.testing.assert_array_equal(np.isnan(ours), np.isnan(ref), err_msg=name)
+        np.testing.assert_allclose(ours[~np.isnan(ours)], ref[~np.isnan(ref)], err_msg=name)
+    x = np.array([1.0, float("nan"), 3.0])
+    y = np.array([2.0, 1.0, float("nan")])
+    for name in ("maximum", "minimum"):
+        ours = getattr(dg, name)(dg.tensor(x), dg.tensor(y)).numpy()
+        ref = getattr(torch, name)(torch.tensor(x), torch.tensor(y)).numpy().astype(np.float32)
+        np.testing.assert_array_equal(ours, ref)
