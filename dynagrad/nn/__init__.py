@@ -1,0 +1,1 @@
+"""dynagrad.nn: planned (see the project's issues); nothing is exported yet."""

@@ -1,0 +1,1 @@
+"""dynagrad.optim: planned (see the project's issues); nothing is exported yet."""

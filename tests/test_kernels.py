@@ -1,0 +1,155 @@
+"""The kernel layer: in-memory and disk caching, the no-compile switch, concurrency, corruption."""
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import dynagrad as dg
+from dynagrad.kernels import cache, cpu, templates
+
+TESTED_OPS: set = set()
+
+WORKLOAD = textwrap.dedent("""
+    import json, sys
+    import dynagrad as dg
+    x = dg.tensor([[1.0, -2.0], [3.0, 0.5]], requires_grad=True)
+    y = (x * x + 1.0).tanh().sum(1).mean()
+    y.backward()
+    print(json.dumps({"grad": x.grad.tolist(), "stats": dg.kernels.cache_stats()}))
+""")
+
+
+def run_workload(cache_dir: Path, **env) -> dict:
+    import json
+    full_env = dict(os.environ, DYNAGRAD_CACHE_DIR=str(cache_dir), **env)
+    proc = subprocess.run([sys.executable, "-c", WORKLOAD], env=full_env, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_second_process_loads_everything_from_disk(tmp_path):
+    first = run_workload(tmp_path)
+    assert first["stats"]["compiles"] > 0
+    assert first["stats"]["disk_loads"] == 0
+    second = run_workload(tmp_path, DYNAGRAD_FORBID_COMPILE="1")
+    assert second["stats"]["compiles"] == 0
+    assert second["stats"]["disk_loads"] == first["stats"]["compiles"]
+    assert second["grad"] == first["grad"]
+
+
+def test_forbid_compile_raises_naming_the_kernel(tmp_path):
+    env = dict(os.environ, DYNAGRAD_CACHE_DIR=str(tmp_path), DYNAGRAD_FORBID_COMPILE="1")
+    proc = subprocess.run([sys.executable, "-c", WORKLOAD], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode != 0
+    assert "RuntimeError: DYNAGRAD_FORBID_COMPILE is set but kernel elementwise[" in proc.stderr
+
+
+def test_two_processes_compiling_at_once_into_one_empty_cache(tmp_path):
+    env = dict(os.environ, DYNAGRAD_CACHE_DIR=str(tmp_path))
+    procs = [subprocess.Popen([sys.executable, "-c", WORKLOAD], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outputs = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], [e for _, e in outputs]
+    third = run_workload(tmp_path, DYNAGRAD_FORBID_COMPILE="1")
+    assert third["stats"]["compiles"] == 0 and third["stats"]["disk_loads"] > 0
+
+
+def test_corrupted_cache_entries_are_discarded_and_rebuilt(tmp_path):
+    first = run_workload(tmp_path)
+    folder = next(tmp_path.iterdir())
+    sources = sorted(folder.glob("k_*.py"))
+    machine_code = sorted((folder / "__pycache__").glob("*.nb*"))
+    assert sources and machine_code
+    sources[0].write_text("this is not python (")           # damaged generated source
+    for f in machine_code[:3]:
+        f.write_bytes(b"\x00garbage" * 10)                    # damaged Numba index / data
+    again = run_workload(tmp_path)
+    assert again["grad"] == first["grad"]
+    assert again["stats"]["compiles"] >= 1
+    clean = run_workload(tmp_path, DYNAGRAD_FORBID_COMPILE="1")
+    assert clean["grad"] == first["grad"]
+
+
+def test_in_memory_cache_counts_hits_and_specializes_little():
+    x = dg.rand(5, 3)
+    (x * 2.0).exp()
+    before = dg.kernels.cache_stats()
+    for shape in [(7,), (2, 9), (4, 4, 4)]:  # contiguous: same kernel for every shape
+        y = dg.rand(*shape)
+        (y * 2.0).exp()
+    after = dg.kernels.cache_stats()
+    assert after["misses"] == before["misses"]
+    assert after["hits"] >= before["hits"] + 6
+    # broadcasting and strided views share one kernel per op and dtype, whatever the rank
+    for a, b in [((3, 1), (4,)), ((2, 3, 1), (1, 5)), ((2, 1, 2, 3, 1), (4,))]:
+        dg.rand(*a) + dg.rand(*b)
+    mid = dg.kernels.cache_stats()
+    for a, b in [((5, 1), (2,)), ((1, 2, 3, 1, 2, 1), (3,))]:
+        dg.rand(*a) + dg.rand(*b)
+    assert dg.kernels.cache_stats()["misses"] == mid["misses"]
+
+
+def test_large_tensors_take_the_parallel_kernel():
+    n = cpu.PARALLEL_MIN_ELEMENTS
+    a = dg.rand(n + 1)
+    np.testing.assert_allclose((a + a).numpy(), 2 * a.numpy())
+    keys = [k for k in cache._memory if k[0] == "x + y" and k[4] == "p"]
+    assert keys
+
+
+def test_generated_source_is_readable_and_hash_named(tmp_path, monkeypatch):
+    src, name, sig, what = templates.elementwise("x * y", ("a", "s"), ("float64", "float64"),
+                                                 "float64", "c")
+    assert "def kernel(a0, a1, out):" in src and "x * y" in src
+    monkeypatch.setenv("DYNAGRAD_CACHE_DIR", str(tmp_path))
+    disp = cache.lookup(("test-kernel",), lambda: (src, name, sig, what))
+    out = np.empty(3)
+    disp(np.arange(3.0), 2.0, out)
+    assert out.tolist() == [0.0, 2.0, 4.0]
+    files = list(cache.cache_dir().glob("k_*.py"))
+    assert len(files) == 1 and files[0].read_text() == src
+    cache._memory.pop(("test-kernel",))
+
+
+def test_cli_stats_and_warmup(tmp_path):
+    env = dict(os.environ, DYNAGRAD_CACHE_DIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-m", "dynagrad.kernels", "warmup"], env=env,
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert "compiled" in out.stdout
+    stats = subprocess.run([sys.executable, "-m", "dynagrad.kernels", "stats"], env=env,
+                           capture_output=True, text=True, timeout=60)
+    assert '"kernels_on_disk"' in stats.stdout
+    import json
+    assert json.loads(stats.stdout)["kernels_on_disk"] > 10
+    cleared = subprocess.run([sys.executable, "-m", "dynagrad.kernels", "clear"], env=env,
+                             capture_output=True, text=True, timeout=60)
+    assert cleared.returncode == 0 and not any(tmp_path.glob("*/k_*.py"))
+
+
+def test_clear_cache_in_process_forgets_kernels(monkeypatch, tmp_path):
+    monkeypatch.setenv("DYNAGRAD_CACHE_DIR", str(tmp_path))
+    saved = dict(cache._memory)
+    try:
+        cache.clear_cache(disk=True)
+        assert cache.cache_stats()["kernels"] == 0
+        before = cache.cache_stats()["compiles"]
+        assert (dg.ones(2) + dg.ones(2)).tolist() == [2.0, 2.0]
+        assert cache.cache_stats()["compiles"] == before + 1
+    finally:
+        cache._memory.update(saved)
+
+
+@pytest.mark.parametrize("expr", ["x + y"])
+def test_no_thread_spin_penalty_for_small_tensors(expr):
+    # small tensors never touch the thread pool: their kernel is the serial layout
+    a = dg.rand(100)
+    a + a
+    small = [k for k in cache._memory if k[0] == expr and k[4] in ("c", "p")]
+    assert any(k[4] == "c" for k in small)
