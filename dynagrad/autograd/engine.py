@@ -1,8 +1,8 @@
 """The reverse pass: ``backward`` and ``grad``.
 
-The engine is iterative (a 10,000-op chain needs no recursion): it orders the graph with an explicit
-stack, counts how many edges lead into each node, and runs a node once all of its output gradients
-have arrived. Saved tensors are freed node by node unless ``retain_graph`` is set.
+The engine is iterative (a 10,000-op chain needs no recursion): it orders the graph topologically
+with an explicit stack, so a node runs only after every node that feeds it gradient has run and its
+output gradients are summed. Saved tensors are freed node by node unless ``retain_graph`` is set.
 
 Example:
     >>> import dynagrad as dg
@@ -96,13 +96,8 @@ def run_backward(outputs, grad_outputs, retain_graph: bool, create_graph: bool,
         order = [n for n in order if id(n) in needed]
     captured = [None] * (0 if inputs is None else len(inputs))
 
-    pending = {}  # id(node) -> number of edges still to deliver gradient
     live = {id(n) for n in order}
-    for node in order:
-        for e in node.next_functions:
-            if e is not None and id(e[0]) in live:
-                pending[id(e[0])] = pending.get(id(e[0]), 0) + 1
-    buffers = {}
+    buffers = {}  # id(node) -> gradient per output, summed as producers deliver them
     for (node, nr), g in zip(root_edges, root_grads):
         _deliver(buffers, node, nr, g)
 
@@ -123,8 +118,9 @@ def run_backward(outputs, grad_outputs, retain_graph: bool, create_graph: bool,
                         e is not None and id(e[0]) in live for e in node.next_functions):
                     continue
             if isinstance(node, AccumulateGrad):
-                if accumulate and targets is None:
-                    _accumulate(node.variable, grads[0], create_graph)
+                leaf = node.variable
+                if accumulate and targets is None and leaf is not None:
+                    _accumulate(leaf, grads[0], create_graph)
                 continue
             grads = _materialize(node, grads)
             in_grads = node.apply(*grads)
@@ -153,19 +149,24 @@ def _deliver(buffers, node, nr, g) -> None:
 def _run_prehooks(node, grads):
     hooks = node._pre_hooks
     if isinstance(node, AccumulateGrad):
-        leaf_hooks = node.variable._hooks
+        leaf = node.variable
+        leaf_hooks = leaf._hooks if leaf is not None else None
         if leaf_hooks:
             hooks = {0: list(leaf_hooks.values())}
-    if not hooks:
+    retain = node._retain_hooks
+    if not hooks and not retain:
         return grads
     grads = list(grads)
-    for nr, fns in hooks.items():
+    for nr, fns in (hooks or {}).items():
         for fn in list(fns):
             if grads[nr] is None:
                 continue
             new = fn(grads[nr])
             if new is not None:
                 grads[nr] = new
+    for nr, fn in (retain or {}).items():  # retain_grad stores the gradient the hooks produced
+        if grads[nr] is not None:
+            fn(grads[nr])
     return grads
 
 
@@ -185,7 +186,8 @@ def _accumulate(t, g, create_graph: bool) -> None:
         g = g.to(t.dtype)
     if t.grad is None:
         # store a tensor the user may modify in place: never a view or an alias of another grad
-        t.grad = g if create_graph else g.detach().clone()
+        # (with create_graph the copy is recorded, so the stored grad stays differentiable)
+        t.grad = g.clone() if create_graph else g.detach().clone()
     elif create_graph:
         t.grad = t.grad + g
     else:

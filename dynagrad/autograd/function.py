@@ -34,6 +34,7 @@ class Node:
     _released = False
     _pre_hooks = None     # output index -> [hook(grad) -> grad | None]
     _post_hooks = None    # [hook(grad_inputs, grad_outputs)]
+    _retain_hooks = None  # output index -> hook(grad) storing a non-leaf's .grad, run last
     next_functions = ()
     _output_meta = ()     # (shape, dtype) per output, to materialise missing gradients
 
@@ -86,6 +87,13 @@ class Node:
         hooks.append(fn)
         return _RemovableHandle(hooks, fn)
 
+    def register_retain_hook(self, fn, output_nr: int = 0) -> None:
+        """``fn(grad)`` sees the gradient of output ``output_nr`` after every prehook changed it
+        (``Tensor.retain_grad``; one per output)."""
+        if self._retain_hooks is None:
+            self._retain_hooks = {}
+        self._retain_hooks[output_nr] = fn
+
     def apply(self, *grads):
         return self.backward(*grads)
 
@@ -108,8 +116,13 @@ class AccumulateGrad(Node):
     """Terminal node of a leaf tensor: adds the incoming gradient into ``leaf.grad``."""
 
     def __init__(self, variable):
-        self.variable = variable
-        self._output_meta = ((variable.shape, variable.dtype),)
+        # The leaf owns its AccumulateGrad (so it is built once per leaf); the node only
+        # points back weakly, so no reference cycle keeps either alive.
+        self._variable = weakref.ref(variable)
+
+    @property
+    def variable(self):
+        return self._variable()
 
     def apply(self, grad):
         # accumulation itself is done by the engine (it knows create_graph and inputs=)
@@ -132,11 +145,9 @@ def edge_of(t):
 
 
 def accumulator(t) -> AccumulateGrad:
-    ref = t._accum
-    node = ref() if ref is not None else None
+    node = t._accum
     if node is None:
-        node = AccumulateGrad(t)
-        t._accum = weakref.ref(node)
+        node = t._accum = AccumulateGrad(t)
     return node
 
 
@@ -199,12 +210,12 @@ class FunctionCtx(Node):
             raise RuntimeError(f"function {self.name()} returned an incorrect number of gradients "
                                f"(expected {n}, got {len(result)})")
         result = result[:n]
+        from ..tensor import Tensor
         for i, (g, shape) in enumerate(zip(result, self._input_shapes)):
+            if g is not None and not isinstance(g, Tensor):
+                raise TypeError(f"function {self.name()} returned a {type(g).__name__} as "
+                                f"gradient {i}; expected a Tensor or None")
             if g is not None and shape is not None and tuple(g.shape) != shape:
-                from ..tensor import Tensor
-                if not isinstance(g, Tensor):
-                    raise TypeError(f"function {self.name()} returned a {type(g).__name__} as "
-                                    f"gradient {i}; expected a Tensor or None")
                 raise RuntimeError(f"function {self.name()} returned an invalid gradient at index "
                                    f"{i} - got {list(g.shape)} but expected shape compatible "
                                    f"with {list(shape)}")
@@ -255,7 +266,9 @@ class Function:
                             and id(o) not in dirty_ids else o for o in outputs)
             tensors = [o for o in outputs if isinstance(o, Tensor)]
             record(ctx, tensor_args, tensors)
-            for t in ctx._non_differentiable:
+            # integer outputs (indices, counts) can never carry gradient, marked or not
+            for t in list(ctx._non_differentiable) + [t for t in tensors
+                                                      if not t.dtype.is_floating_point]:
                 t._requires_grad = False
                 t.grad_fn = None
         return outputs[0] if single else outputs

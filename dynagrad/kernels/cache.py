@@ -51,9 +51,14 @@ def reset_stats() -> None:
         _stats[k] = 0.0 if k.endswith("seconds") else 0
 
 
+_clear_hooks: list = []  # callables that drop references to kernels held outside _memory
+
+
 def clear_cache(disk: bool = True) -> None:
     """Forget every compiled kernel in this process and, with ``disk=True``, delete the disk cache."""
     _memory.clear()
+    for hook in _clear_hooks:
+        hook()
     if disk:
         shutil.rmtree(cache_dir(), ignore_errors=True)
 

@@ -11,6 +11,8 @@ Example:
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import templates
@@ -74,10 +76,10 @@ def _build(key, expr, kinds, types, out_type, layout, params):
 
 def _three_d(x: np.ndarray, dim: int) -> np.ndarray:
     """View a contiguous array as ``(outer, shape[dim], inner)``."""
+    if x.ndim == 3 and dim == 1:
+        return x
     s = x.shape
-    outer = int(np.prod(s[:dim], dtype=np.int64))
-    inner = int(np.prod(s[dim + 1:], dtype=np.int64))
-    return x.reshape(outer, s[dim], inner)
+    return x.reshape(math.prod(s[:dim]), s[dim], math.prod(s[dim + 1:]))
 
 
 def reduce_axis(x: np.ndarray, dim: int, kind: tuple, out_dtype) -> np.ndarray:
@@ -88,7 +90,7 @@ def reduce_axis(x: np.ndarray, dim: int, kind: tuple, out_dtype) -> np.ndarray:
     x3 = _three_d(x, dim)
     out = np.empty((x3.shape[0], x3.shape[2]), out_dtype)
     init, combine, final, acc = kind
-    key = ("reduce", kind, x.dtype.name, out.dtype.name)
+    key = ("reduce", kind, _tname(x.dtype), _tname(out.dtype))
     kernel = lookup(key, lambda: templates.reduce(
         init, combine, final, _tname(x.dtype), acc, _tname(out.dtype)))
     kernel(x3, out)
@@ -98,7 +100,7 @@ def reduce_axis(x: np.ndarray, dim: int, kind: tuple, out_dtype) -> np.ndarray:
 def arg_reduce_axis(x: np.ndarray, dim: int, better: str) -> np.ndarray:
     x3 = _three_d(x, dim)
     out = np.empty((x3.shape[0], x3.shape[2]), np.int64)
-    key = ("arg_reduce", better, x.dtype.name)
+    key = ("arg_reduce", better, _tname(x.dtype))
     kernel = lookup(key, lambda: templates.arg_reduce(better, _tname(x.dtype)))
     kernel(x3, out)
     return out.reshape(x.shape[:dim] + x.shape[dim + 1:])
@@ -107,18 +109,25 @@ def arg_reduce_axis(x: np.ndarray, dim: int, better: str) -> np.ndarray:
 def scan_axis(x: np.ndarray, dim: int, combine: str) -> np.ndarray:
     x3 = _three_d(x, dim)
     out = np.empty_like(x3)
-    key = ("scan", combine, x.dtype.name)
+    key = ("scan", combine, _tname(x.dtype))
     kernel = lookup(key, lambda: templates.scan(combine, _tname(x.dtype)))
     kernel(x3, out)
     return out.reshape(x.shape)
 
 
+_TYPE_NAMES: dict = {}
+
+
 def _tname(d: np.dtype) -> str:
-    return "bool" if d == np.bool_ else d.name
+    """Kernel type name of a NumPy dtype (memoised: ``np.dtype.name`` is slow on a hot path)."""
+    name = _TYPE_NAMES.get(d)
+    if name is None:
+        name = _TYPE_NAMES[d] = "bool" if d == np.bool_ else d.name
+    return name
 
 
 def _indexed(name: str, builder, dtype: np.dtype, *extra):
-    key = (name, dtype.name) + extra
+    key = (name, _tname(dtype)) + extra
     return lookup(key, lambda: builder(_tname(dtype), *extra))
 
 

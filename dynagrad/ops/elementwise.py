@@ -20,6 +20,7 @@ from ..autograd import grad_mode
 from ..autograd.function import Node, edge_of
 from ..dtypes import bool_, result_type
 from ..errors import describe
+from ..kernels import cache as kernel_cache
 from ..kernels import cpu
 from ..tensor import Tensor, _wrap
 from ._util import broadcast_shapes
@@ -37,8 +38,12 @@ class Elementwise:
         self.rule = rule                # promote | float | compare | logical | int | where
         self.grads = grads              # per input: f(g, *inputs, out, **params) or None
         self.saves = saves              # which inputs (by index) and "out" backward reads
+        self.save_flags = (0 in saves, 1 in saves, "out" in saves)
         self.params = params            # names of scalar parameters passed to the kernel
         self.node_cls = type(node_name, (_ElementwiseNode,), {"op": self}) if grads else None
+        # hot-path entries filled on first use: dtype (or (dtype, scalar type)) ->
+        # (compiled kernel, output dtype, output numpy dtype); see fast_unary / fast_binary
+        self.fast = {}
 
     def dtypes_for(self, operands):
         """(output dtype, compute dtype) for these operands, or a TypeError."""
@@ -133,14 +138,15 @@ def compute(op: Elementwise, operands: tuple, params: dict | None = None, out: T
         _check_inplace(op.name, out, out_dt, shape, operands)
     res = np.empty(shape, out_np_dt) if (out is None or out._data.dtype != out_np_dt
                                           or out_dt is not out_dt.compute) else out._data
+    out_name = "bool" if out_dt is bool_ else out_dt.compute.name
+    if res.dtype != out_np_dt:  # in place into a narrow dtype: compute wide, cast on copy-back
+        out_name = "bool" if res.dtype == np.bool_ else res.dtype.name
     if shape == ():
-        res1 = res.reshape(1)
-        cpu.elementwise(expr, tuple(kinds), tuple(types), res.dtype.name if out_dt is not bool_
-                        else "bool", tuple(a if k == "s" else a.reshape(1)
-                                           for a, k in zip(arrays, kinds)), res1, kparams)
+        cpu.elementwise(expr, tuple(kinds), tuple(types), out_name,
+                        tuple(a if k == "s" else a.reshape(1) for a, k in zip(arrays, kinds)),
+                        res.reshape(1), kparams)
     else:
-        cpu.elementwise(expr, tuple(kinds), tuple(types), "bool" if out_dt is bool_
-                        else res.dtype.name, tuple(arrays), res, kparams)
+        cpu.elementwise(expr, tuple(kinds), tuple(types), out_name, tuple(arrays), res, kparams)
     if out is not None:
         if res is not out._data:
             out._data[...] = res
@@ -157,17 +163,145 @@ def compute(op: Elementwise, operands: tuple, params: dict | None = None, out: T
     return result
 
 
+# --- the hot path ----------------------------------------------------------------------------
+# Same-dtype, same-shape, contiguous operands (or a tensor and a Python number) skip dtype
+# resolution, broadcasting and layout selection: one dict lookup finds the compiled kernel.
+
+_FAST_DTYPES = (dtypes.float32, dtypes.float64, dtypes.int64, dtypes.bool_)
+_PARALLEL_MIN = cpu.PARALLEL_MIN_ELEMENTS
+_GRAD = grad_mode.GRAD_ENABLED
+_HITS = kernel_cache._stats  # the hot path counts its cache hits like every other lookup
+kernel_cache._clear_hooks.append(lambda: [op.fast.clear() for op in OPS.values()])
+
+
+def fast_binary(op: Elementwise, a: Tensor, b) -> Tensor:
+    """``op(a, b)`` for a Tensor ``a``; falls back to ``compute`` outside the hot path."""
+    da = a._data
+    if da.size < _PARALLEL_MIN and da.flags.c_contiguous:
+        tb = type(b)
+        if tb is Tensor:
+            db = b._data
+            if b.dtype is a.dtype and db.shape == da.shape and db.flags.c_contiguous:
+                entry = op.fast.get(a.dtype)
+                if entry is not None:
+                    _HITS["hits"] += 1
+                    res = np.empty(da.shape, entry[2])
+                    entry[0](da.ravel(), db.ravel(), res.ravel())
+                    out = _wrap(res, entry[1])
+                    if _GRAD[0] and (a._requires_grad or b._requires_grad) and op.node_cls:
+                        _record_pair(op, a, b, out)
+                    return out
+                return _fill_fast(op, a.dtype, (a, b), ("a", "a"))
+        elif tb is float or tb is int:
+            key = (a.dtype, tb)
+            entry = op.fast.get(key)
+            if entry is not None:
+                _HITS["hits"] += 1
+                res = np.empty(da.shape, entry[2])
+                entry[0](da.ravel(), entry[3](b), res.ravel())
+                out = _wrap(res, entry[1])
+                if _GRAD[0] and a._requires_grad and op.node_cls:
+                    _record(op, (a, b), out, None)
+                return out
+            return _fill_fast(op, key, (a, b), ("a", "s"))
+    return compute(op, (a, b))
+
+
+def fast_unary(op: Elementwise, a: Tensor) -> Tensor:
+    """``op(a)``; falls back to ``compute`` outside the hot path."""
+    da = a._data
+    if da.size < _PARALLEL_MIN and da.flags.c_contiguous:
+        entry = op.fast.get(a.dtype)
+        if entry is not None:
+            _HITS["hits"] += 1
+            res = np.empty(da.shape, entry[2])
+            entry[0](da.ravel(), res.ravel())
+            out = _wrap(res, entry[1])
+            if _GRAD[0] and a._requires_grad and op.node_cls:
+                _record_single(op, a, out)
+            return out
+        return _fill_fast(op, a.dtype, (a,), ("a",))
+    return compute(op, (a,))
+
+
+def _fill_fast(op: Elementwise, key, operands, kinds) -> Tensor:
+    """Run the general path once, then remember its kernel if this case may use the hot path."""
+    result = compute(op, operands)
+    a = operands[0]
+    out_dt, ct = op.dtypes_for(operands)
+    int_division = op.name in _INT_DIVISIONS and ct.category == 1  # needs its zero check
+    if (a.dtype in _FAST_DTYPES and ct is a.dtype and op.rule != "where" and not int_division
+            and (out_dt is ct or out_dt is bool_) and a._data.ndim):
+        types = tuple(ct.name for _ in kinds)
+        ckey = (op.exprs[_CATEGORY[ct.category]], kinds, types,
+                "bool" if out_dt is bool_ else out_dt.name, "c", ())
+        kernel = kernel_cache._memory.get(ckey)
+        if kernel is not None:
+            # Call the compiled entry point directly (skipping Numba's type dispatch): safe here
+            # because the hot path only admits exactly this dtype, 1-D and C-contiguous.
+            entry = kernel.overloads[kernel.signatures[0]].entry_point
+            op.fast[key] = (entry, out_dt, out_dt.np, ct.np.type)
+    return result
+
+
 def _record(op, operands, result, params) -> None:
+    """Attach ``op``'s backward node to ``result`` (one pass over the operands, no generators)."""
     node = op.node_cls()
-    node.next_functions = tuple(edge_of(o) if isinstance(o, Tensor) else None for o in operands)
-    node.meta = tuple((o._data.shape, o.dtype) if isinstance(o, Tensor) else None
-                      for o in operands)
-    node.scalars = tuple(None if isinstance(o, Tensor) else o for o in operands)
-    node.params = params or {}
     saves = op.saves
-    node.save(*[o if i in saves and isinstance(o, Tensor) else None
-                for i, o in enumerate(operands)], result if "out" in saves else None)
-    node._output_meta = ((result._data.shape, result.dtype),)
+    edges, meta, scalars, saved = [], [], [], []
+    for i, o in enumerate(operands):
+        if isinstance(o, Tensor):
+            edges.append(edge_of(o))
+            meta.append((o._data.shape, o.dtype))
+            scalars.append(None)
+            saved.append(o if i in saves else None)
+        else:
+            edges.append(None)
+            meta.append(None)
+            scalars.append(o)
+            saved.append(None)
+    saved.append(result._alias() if "out" in saves else None)
+    node.next_functions = tuple(edges)
+    node.meta = meta
+    node.scalars = scalars
+    node.params = params or _NO_PARAMS
+    node._saved = saved
+    node._saved_versions = [None if t is None else t._vc[0] for t in saved]
+    result.grad_fn = node
+    result._requires_grad = True
+
+
+_NO_PARAMS: dict = {}
+_NO_SCALARS = (None, None)
+
+
+def _record_pair(op, a: Tensor, b: Tensor, result: Tensor) -> None:
+    """``_record`` for two same-shape tensors (the hot path)."""
+    node = op.node_cls()
+    node.next_functions = (edge_of(a), edge_of(b))
+    meta = (a._data.shape, a.dtype)
+    node.meta = (meta, meta)
+    node.scalars = _NO_SCALARS
+    node.params = _NO_PARAMS
+    s0, s1, so = op.save_flags
+    # the output is saved as a history-free alias: no result -> node -> result cycle
+    saved = (a if s0 else None, b if s1 else None, result._alias() if so else None)
+    node._saved = saved
+    node._saved_versions = (a._vc[0], b._vc[0], 0)
+    result.grad_fn = node
+    result._requires_grad = True
+
+
+def _record_single(op, a: Tensor, result: Tensor) -> None:
+    """``_record`` for a unary op (the hot path)."""
+    node = op.node_cls()
+    node.next_functions = (edge_of(a),)
+    node.meta = ((a._data.shape, a.dtype),)
+    node.scalars = _NO_SCALARS
+    node.params = _NO_PARAMS
+    s0, _, so = op.save_flags
+    node._saved = (a if s0 else None, result._alias() if so else None)
+    node._saved_versions = (a._vc[0], 0)
     result.grad_fn = node
     result._requires_grad = True
 
@@ -201,6 +335,24 @@ def inplace(op: Elementwise, self: Tensor, operands: tuple, params=None) -> Tens
             raise RuntimeError(f"{op.name}_: the derivative is not implemented for in-place use")
         return rebase_inplace(self, lambda old: compute(op, tuple(
             old if o is self else o for o in operands), params))
+    if params is None and len(operands) == 2 and operands[0] is self:
+        other = operands[1]
+        entry = op.fast.get(self.dtype if type(other) is Tensor else (self.dtype, type(other)))
+        da = self._data
+        if (entry is not None and entry[1] is self.dtype and da.flags.c_contiguous
+                and da.size < _PARALLEL_MIN):
+            if type(other) is Tensor:
+                db = other._data
+                if other.dtype is self.dtype and db.shape == da.shape and db.flags.c_contiguous:
+                    _HITS["hits"] += 1
+                    entry[0](da.ravel(), db.ravel(), da.ravel())
+                    self._vc[0] += 1
+                    return self
+            else:
+                _HITS["hits"] += 1
+                entry[0](da.ravel(), entry[3](other), da.ravel())
+                self._vc[0] += 1
+                return self
     return compute(op, operands, params, out=self)
 
 
@@ -252,7 +404,7 @@ def _define(name, exprs, rule="promote", grads=None, saves=(), params=(), node=N
 
 def _unary_fn(op: Elementwise):
     def fn(input: Tensor) -> Tensor:
-        return compute(op, (_tensor(input, op.name),))
+        return fast_unary(op, _tensor(input, op.name))
 
     def fn_(self: Tensor) -> Tensor:
         return inplace(op, self, (self,))
@@ -263,7 +415,7 @@ def _unary_fn(op: Elementwise):
 
 def _binary_fn(op: Elementwise):
     def fn(input, other) -> Tensor:
-        return compute(op, (_tensor(input, op.name), other))
+        return fast_binary(op, _tensor(input, op.name), other)
 
     def fn_(self: Tensor, other) -> Tensor:
         return inplace(op, self, (self, other))
@@ -450,7 +602,7 @@ def add(input, other, *, alpha=1) -> Tensor:
     """``input + alpha * other`` with broadcasting and type promotion."""
     if alpha != 1:
         other = mul(_tensor(other, "add"), alpha) if isinstance(other, Tensor) else other * alpha
-    return compute(OPS["add"], (_tensor(input, "add"), other))
+    return fast_binary(OPS["add"], _tensor(input, "add"), other)
 
 
 def add_(self, other, *, alpha=1) -> Tensor:
@@ -463,7 +615,7 @@ def sub(input, other, *, alpha=1) -> Tensor:
     """``input - alpha * other`` with broadcasting and type promotion."""
     if alpha != 1:
         other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
-    return compute(OPS["sub"], (_tensor(input, "sub"), other))
+    return fast_binary(OPS["sub"], _tensor(input, "sub"), other)
 
 
 def sub_(self, other, *, alpha=1) -> Tensor:
@@ -476,7 +628,7 @@ def div(input, other, *, rounding_mode=None) -> Tensor:
     """True division; ``rounding_mode`` 'floor' or 'trunc' rounds the quotient."""
     input = _tensor(input, "div")
     if rounding_mode is None:
-        return compute(OPS["div"], (input, other))
+        return fast_binary(OPS["div"], input, other)
     if rounding_mode == "floor":
         return floor_divide(input, other)
     if rounding_mode == "trunc":

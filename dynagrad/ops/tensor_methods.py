@@ -14,7 +14,7 @@ from ..dtypes import dtype as DType
 from ..errors import describe
 from ..tensor import Tensor
 from . import elementwise as ew
-from .elementwise import OPS, compute, inplace, rebase_inplace
+from .elementwise import OPS, compute, fast_binary, fast_unary, inplace, rebase_inplace
 from .linalg import matmul
 from .movement import copy_array, to_dtype, transpose
 
@@ -33,6 +33,8 @@ def _binary(name: str):
     op = OPS[name]
 
     def forward(self, other):
+        if type(other) is Tensor or type(other) is float or type(other) is int:
+            return fast_binary(op, self, other)
         other = _operand(other)
         return NotImplemented if other is None else compute(op, (self, other))
 
@@ -75,7 +77,7 @@ def pow(input, exponent) -> Tensor:
 
 Tensor.__pow__ = lambda self, other: _pow_check(self, _operand(other))
 Tensor.pow = pow
-Tensor.__neg__ = ew.neg
+Tensor.__neg__ = lambda self: fast_unary(OPS["neg"], self)
 Tensor.__pos__ = lambda self: self
 Tensor.__abs__ = ew.abs
 Tensor.__invert__ = lambda self: ew.logical_not(self) if self.dtype is dtypes.bool_ \
