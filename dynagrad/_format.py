@@ -1,53 +1,143 @@
-"""PyTorch-style printing: ``tensor([1., 2.], requires_grad=True)``."""
+"""PyTorch-style printing: ``tensor([1., 2.], requires_grad=True)``.
+
+A port of ``torch._tensor_str`` (default print options): one formatter per tensor picks integer,
+fixed or scientific notation from the (summarised) values and right-aligns every element to a common
+width, so columns line up exactly as PyTorch prints them.
+
+Example:
+    >>> import dynagrad as dg
+    >>> dg.tensor([0.1098, -1.0241])
+    tensor([ 0.1098, -1.0241])
+"""
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
 from . import dtypes
 
-
-def _float_formatter(arr: np.ndarray):
-    finite = np.abs(arr[np.isfinite(arr)].astype(np.float64))
-    if finite.size == 0:
-        return lambda v: _special(v) or f"{v:.4f}"
-    nonzero = finite[finite != 0]
-    if np.all(finite == np.round(finite)) and (finite.size == 0 or finite.max() < 1e8):
-        return lambda v: _special(v) or f"{v:.0f}."
-    if nonzero.size and (nonzero.max() / nonzero.min() > 1000.0 or nonzero.max() > 1e8
-                         or nonzero.min() < 1e-4):
-        return lambda v: _special(v) or f"{v:.4e}"
-    return lambda v: _special(v) or f"{v:.4f}"
+PRECISION = 4      # digits after the point
+THRESHOLD = 1000   # more elements than this are summarised with "..."
+EDGEITEMS = 3      # elements kept at each end of a summarised dimension
+LINEWIDTH = 80
 
 
-def _special(v) -> str:
-    if v != v:
-        return "nan"
-    if v in (np.inf, -np.inf):
-        return "inf" if v > 0 else "-inf"
-    return ""
+class _Formatter:
+    """Chooses the notation and the common width for every element of one tensor."""
+
+    def __init__(self, arr: np.ndarray):
+        self.floating = arr.dtype.kind == "f"
+        self.int_mode = True
+        self.sci_mode = False
+        self.max_width = 1
+        flat = arr.reshape(-1)
+        if not self.floating:
+            for v in flat.tolist():
+                self.max_width = max(self.max_width, len(f"{v}"))
+            return
+        vals = flat[np.isfinite(flat) & (flat != 0)]
+        if vals.size == 0:
+            return
+        absv = np.abs(vals.astype(np.float64))
+        lo, hi = absv.min(), absv.max()
+        self.int_mode = bool(np.all(vals == np.ceil(vals)))
+        self.sci_mode = bool(hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4)
+        for v in vals.tolist():
+            if self.sci_mode:
+                width = len(f"{v:.{PRECISION}e}")
+            elif self.int_mode:
+                width = len(f"{v:.0f}") + 1
+            else:
+                width = len(f"{v:.{PRECISION}f}")
+            self.max_width = max(self.max_width, width)
+
+    def format(self, value) -> str:
+        if not self.floating:
+            ret = f"{value}"
+        elif self.sci_mode:
+            ret = f"{value:{self.max_width}.{PRECISION}e}"
+        elif self.int_mode:
+            ret = f"{value:.0f}"
+            if not (math.isinf(value) or math.isnan(value)):
+                ret += "."
+        else:
+            ret = f"{value:.{PRECISION}f}"
+        return (self.max_width - len(ret)) * " " + ret
+
+
+def _summarized(arr: np.ndarray) -> np.ndarray:
+    """Only the elements a summarised print shows (the formatter is built from these)."""
+    if arr.ndim == 0:
+        return arr
+    if arr.shape[0] > 2 * EDGEITEMS:
+        arr = np.concatenate([arr[:EDGEITEMS], arr[-EDGEITEMS:]])
+    if arr.ndim == 1:
+        return arr
+    return np.stack([_summarized(row) for row in arr])
+
+
+def _vector_str(arr: np.ndarray, indent: int, summarize: bool, fmt: _Formatter) -> str:
+    per_line = max(1, math.floor((LINEWIDTH - indent) / (fmt.max_width + 2)))
+    if summarize and arr.shape[0] > 2 * EDGEITEMS:
+        data = ([fmt.format(v) for v in arr[:EDGEITEMS].tolist()] + [" ..."]
+                + [fmt.format(v) for v in arr[-EDGEITEMS:].tolist()])
+    else:
+        data = [fmt.format(v) for v in arr.tolist()]
+    lines = [", ".join(data[i:i + per_line]) for i in range(0, len(data), per_line)]
+    return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
+
+
+def _array_str(arr: np.ndarray, indent: int, summarize: bool, fmt: _Formatter) -> str:
+    if arr.ndim == 0:
+        return fmt.format(arr.item())
+    if arr.ndim == 1:
+        return _vector_str(arr, indent, summarize, fmt)
+    n = arr.shape[0]
+    if summarize and n > 2 * EDGEITEMS:
+        rows = ([_array_str(arr[i], indent + 1, summarize, fmt) for i in range(EDGEITEMS)] + ["..."]
+                + [_array_str(arr[i], indent + 1, summarize, fmt) for i in range(n - EDGEITEMS, n)])
+    else:
+        rows = [_array_str(arr[i], indent + 1, summarize, fmt) for i in range(n)]
+    return "[" + ("," + "\n" * (arr.ndim - 1) + " " * (indent + 1)).join(rows) + "]"
+
+
+def _add_suffixes(text: str, suffixes: list, indent: int) -> str:
+    """Append ``, suffix`` items, wrapping to a new line past the line width."""
+    parts = [text]
+    last = len(text) - text.rfind("\n") + 1
+    for s in suffixes:
+        if last + len(s) + 2 > LINEWIDTH:
+            parts.append(",\n" + " " * indent + s)
+            last = indent + len(s)
+        else:
+            parts.append(", " + s)
+            last += len(s) + 2
+    return "".join(parts) + ")"
 
 
 def tensor_repr(t) -> str:
+    """``repr`` of a dynagrad Tensor, character for character as PyTorch prints the same tensor."""
+    prefix = "tensor("
+    indent = len(prefix)
     arr = t._data
     if arr.dtype == np.float16:
         arr = arr.astype(np.float32)
-    suffix = []
-    if arr.size == 0 and arr.ndim != 1:
+    suffixes = []
+    if arr.size == 0:
+        if arr.ndim != 1:
+            suffixes.append(f"size={tuple(arr.shape)}")
+        if t.dtype is not dtypes.get_default_dtype():
+            suffixes.append(f"dtype={t.dtype!r}")
         body = "[]"
-        suffix.append(f"size={tuple(arr.shape)}")
     else:
-        if arr.dtype.kind == "f":
-            fmt = _float_formatter(arr)
-        elif arr.dtype.kind == "b":
-            fmt = lambda v: "True" if v else "False"  # noqa: E731
-        else:
-            fmt = lambda v: str(int(v))  # noqa: E731
-        body = np.array2string(arr, separator=", ", formatter={"all": fmt}, prefix="tensor(",
-                               max_line_width=80, threshold=1000, edgeitems=3)
-    if t.dtype not in (dtypes.get_default_dtype(), dtypes.int64, dtypes.bool_):
-        suffix.append(f"dtype={t.dtype!r}")
+        if t.dtype not in (dtypes.get_default_dtype(), dtypes.int64, dtypes.bool_):
+            suffixes.append(f"dtype={t.dtype!r}")
+        summarize = arr.size > THRESHOLD
+        fmt = _Formatter(_summarized(arr) if summarize else arr)
+        body = _array_str(arr, indent, summarize, fmt)
     if t.grad_fn is not None:
-        suffix.append(f"grad_fn=<{t.grad_fn.name()}>")
+        suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
     elif t._requires_grad:
-        suffix.append("requires_grad=True")
-    return "tensor(" + ", ".join([body] + suffix) + ")"
+        suffixes.append("requires_grad=True")
+    return _add_suffixes(prefix + body, suffixes, indent)

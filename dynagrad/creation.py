@@ -34,7 +34,7 @@ def _infer_dtype(data) -> DType:
             kinds.add(("t", x.dtype))
         elif isinstance(x, (list, tuple)):
             stack.extend(x)
-        elif isinstance(x, np.ndarray):
+        elif isinstance(x, (np.ndarray, np.generic)):  # NumPy scalars keep their dtype too
             kinds.add(("t", dtypes.from_numpy_dtype(x.dtype)))
         elif isinstance(x, (bool, np.bool_)):
             kinds.add(("b", None))
@@ -56,9 +56,28 @@ def _to_numpy(data):
     if isinstance(data, Tensor):
         return data._data
     if isinstance(data, (list, tuple)):
-        return np.array([_to_numpy(x) for x in data]) if any(
-            isinstance(x, (Tensor, list, tuple)) for x in data) else np.array(data)
+        try:
+            return np.array([_to_numpy(x) for x in data]) if any(
+                isinstance(x, (Tensor, list, tuple)) for x in data) else np.array(data)
+        except ValueError:
+            raise ValueError(f"tensor(): {_ragged(data)}") from None
     return np.asarray(data)
+
+
+def _ragged(data) -> str:
+    """Where nested sequences stop being rectangular, for the error message."""
+    level, dim = [data], 0
+    while level:
+        seqs = [x for x in level if isinstance(x, (list, tuple)) or getattr(x, "ndim", 0)]
+        if len(seqs) != len(level):
+            return f"expected a sequence at dim {dim} for every element (got a mix of sequences "\
+                   "and scalars)"
+        lengths = [len(x) for x in seqs]
+        for n in lengths:
+            if n != lengths[0]:
+                return f"expected sequence of length {lengths[0]} at dim {dim} (got {n})"
+        level, dim = [y for x in seqs for y in x], dim + 1
+    return "expected a rectangular nested sequence of numbers"
 
 
 def tensor(data, *, dtype: DType | None = None, device=None, requires_grad: bool = False,

@@ -51,10 +51,12 @@ class Generator:
 
     def get_state(self) -> Tensor:
         state = self._np.bit_generator.state
-        words = np.concatenate([state["state"]["counter"], state["state"]["key"],
-                                state["buffer"], [state["buffer_pos"], state["has_uint32"],
-                                                  state["uinteger"], self._seed & _MASK64]])
-        return _wrap(words.astype(np.uint64).view(np.uint8), dtypes.uint8)
+        # every word stays uint64: mixing in Python ints would promote to float64 and round
+        tail = np.array([state["buffer_pos"], state["has_uint32"], state["uinteger"],
+                         self._seed & _MASK64], dtype=np.uint64)
+        words = np.concatenate([state["state"]["counter"], state["state"]["key"], state["buffer"],
+                                tail]).astype(np.uint64)
+        return _wrap(words.view(np.uint8), dtypes.uint8)
 
     def set_state(self, new_state: Tensor) -> "Generator":
         w = new_state._data.view(np.uint64)
@@ -105,7 +107,8 @@ def _float_dtype(dtype, op: str) -> DType:
 
 
 def _result(arr: np.ndarray, dt: DType, requires_grad: bool) -> Tensor:
-    t = _wrap(np.ascontiguousarray(arr.astype(dt.np, copy=False)), dt)
+    # np.array keeps 0-dim draws 0-dim (np.ascontiguousarray would make them shape (1,))
+    t = _wrap(np.array(arr, dtype=dt.np, order="C", copy=None), dt)
     if requires_grad:
         t.requires_grad = True
     return t

@@ -39,7 +39,7 @@ class Tensor:
 
     # class-level defaults keep construction cheap: a new tensor sets only _data, dtype and _vc
     _requires_grad = False
-    grad = None
+    _grad = None
     grad_fn = None
     _output_nr = 0
     _base = None
@@ -136,6 +136,25 @@ class Tensor:
                                f"(got {self.dtype.name})")
         self._requires_grad = value
 
+    @property
+    def grad(self) -> "Tensor | None":
+        """The accumulated gradient (leaves, and non-leaves after ``retain_grad``)."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value) -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got "
+                                f"{type(value).__name__}")
+            if tuple(value.shape) != tuple(self.shape):
+                raise RuntimeError(f"assigned grad has data of a different size: grad shape "
+                                   f"{tuple(value.shape)}, tensor shape {tuple(self.shape)}")
+            if value.dtype is not self.dtype:
+                raise RuntimeError(f"assigned grad has data of a different type: grad "
+                                   f"{value.dtype.name}, tensor {self.dtype.name}")
+        self._grad = value
+
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
         self.requires_grad = requires_grad
         return self
@@ -165,9 +184,10 @@ class Tensor:
         return self
 
     def _alias(self) -> "Tensor":
+        """Same memory and version counter; no history, and (as PyTorch's ``detach``) not a view:
+        it holds no reference to ``self``, so saving one in a graph node makes no cycle."""
         t = _new(Tensor)
         t._data, t.dtype, t._vc = self._data, self.dtype, self._vc
-        t._base = self._base if self._base is not None else self
         return t
 
     def retain_grad(self) -> None:
@@ -183,7 +203,7 @@ class Tensor:
             t = ref()
             if t is not None:
                 t.grad = grad.detach().clone() if t.grad is None else t.grad + grad.detach()
-        self.grad_fn.register_prehook(keep, self._output_nr)
+        self.grad_fn.register_retain_hook(keep, self._output_nr)
         self._retains_grad = True
 
     @property

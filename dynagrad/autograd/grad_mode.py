@@ -73,24 +73,26 @@ class enable_grad(_Mode):
 
 
 class inference_mode(_Mode):
-    """Like ``no_grad`` (``inference_mode(False)`` leaves the mode unchanged)."""
+    """Like ``no_grad``; ``inference_mode(False)`` turns inference mode off and grad mode on (as
+    PyTorch's does, even inside ``no_grad``)."""
 
-    def __init__(self, mode=True):
-        self._on = mode if isinstance(mode, bool) else True
-        super().__init__(None if isinstance(mode, bool) else mode)
+    def __init__(self, mode=True, func=None):
+        if callable(mode):  # bare ``@inference_mode``
+            mode, func = True, mode
+        self._on = bool(mode)
+        super().__init__(func)
 
     def _target(self) -> bool:
-        return False if self._on else GRAD_ENABLED[0]
+        return not self._on
 
     def __enter__(self):
         super().__enter__()
-        if self._on:
-            INFERENCE[0] = True
+        INFERENCE[0] = self._on
         return self
 
     def __call__(self, *args, **kwargs):
-        if self._func is None:
-            return inference_mode(args[0])
+        if self._func is None:  # ``@inference_mode(mode)`` keeps its mode
+            return inference_mode(self._on, args[0])
         with inference_mode(self._on):
             return self._func(*args, **kwargs)
 

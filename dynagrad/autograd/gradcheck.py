@@ -100,10 +100,12 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: f
                              if o.requires_grad)
 
     def first_grads(*args):
-        xs, gos = args[:len(inputs)], args[len(inputs):]
-        outs = [o for o in _outputs(func, xs) if o.requires_grad]
-        d = [x for x in xs if isinstance(x, Tensor) and x.requires_grad]
-        gs = autograd_grad(outs, d, gos, create_graph=True, allow_unused=True)
-        return tuple(g for g in gs if g is not None)
+        # the numerical Jacobian evaluates this under no_grad: the first derivative needs a graph
+        with grad_mode.enable_grad():
+            xs, gos = args[:len(inputs)], args[len(inputs):]
+            outs = [o for o in _outputs(func, xs) if o.requires_grad]
+            d = [x for x in xs if isinstance(x, Tensor) and x.requires_grad]
+            gs = autograd_grad(outs, d, gos, create_graph=True, allow_unused=True)
+            return tuple(g for g in gs if g is not None)
     return gradcheck(first_grads, inputs + tuple(grad_outputs), eps=eps, atol=atol, rtol=rtol,
                      raise_exception=raise_exception)

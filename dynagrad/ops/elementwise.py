@@ -39,6 +39,9 @@ class Elementwise:
         self.grads = grads              # per input: f(g, *inputs, out, **params) or None
         self.saves = saves              # which inputs (by index) and "out" backward reads
         self.save_flags = (0 in saves, 1 in saves, "out" in saves)
+        # input index -> the inputs whose gradient formulas read it (None: all of them); an
+        # input nobody who requires grad reads is not saved (x * 2 keeps no reference to x)
+        self.read_by = {}
         self.params = params            # names of scalar parameters passed to the kernel
         self.node_cls = type(node_name, (_ElementwiseNode,), {"op": self}) if grads else None
         # hot-path entries filled on first use: dtype (or (dtype, scalar type)) ->
@@ -77,6 +80,11 @@ class _ElementwiseNode(Node):
         n = len(self.meta)
         inputs = [s if s is not None else a for s, a in zip(saved[:n], self.scalars)]
         out = saved[n]
+        if out is not None and grad_mode.GRAD_ENABLED[0]:
+            # create_graph: the saved output is a history-free alias; a formula that reads it
+            # must see it as this node's output so the gradient of the gradient flows back here
+            out = out._alias()
+            out.grad_fn, out._output_nr, out._requires_grad = self, 0, True
         result = []
         for i, (meta, edge, fn) in enumerate(zip(self.meta, self.next_functions, self.op.grads)):
             if meta is None or edge is None or fn is None:
@@ -175,36 +183,57 @@ kernel_cache._clear_hooks.append(lambda: [op.fast.clear() for op in OPS.values()
 
 
 def fast_binary(op: Elementwise, a: Tensor, b) -> Tensor:
-    """``op(a, b)`` for a Tensor ``a``; falls back to ``compute`` outside the hot path."""
+    """``op(a, b)`` for a Tensor ``a``; falls back to ``compute`` outside the hot path.
+
+    Tier 1: same shape, both contiguous (flat kernel). Tier 2: same dtype, any layout or
+    broadcast, at most 4-D (strided kernel). Tensor with a Python number: flat kernel.
+    """
     da = a._data
-    if da.size < _PARALLEL_MIN and da.flags.c_contiguous:
-        tb = type(b)
-        if tb is Tensor:
-            db = b._data
-            if b.dtype is a.dtype and db.shape == da.shape and db.flags.c_contiguous:
-                entry = op.fast.get(a.dtype)
-                if entry is not None:
-                    _HITS["hits"] += 1
-                    res = np.empty(da.shape, entry[2])
-                    entry[0](da.ravel(), db.ravel(), res.ravel())
-                    out = _wrap(res, entry[1])
-                    if _GRAD[0] and (a._requires_grad or b._requires_grad) and op.node_cls:
-                        _record_pair(op, a, b, out)
-                    return out
-                return _fill_fast(op, a.dtype, (a, b), ("a", "a"))
-        elif tb is float or tb is int:
-            key = (a.dtype, tb)
-            entry = op.fast.get(key)
-            if entry is not None:
-                _HITS["hits"] += 1
-                res = np.empty(da.shape, entry[2])
-                entry[0](da.ravel(), entry[3](b), res.ravel())
-                out = _wrap(res, entry[1])
-                if _GRAD[0] and a._requires_grad and op.node_cls:
-                    _record(op, (a, b), out, None)
-                return out
-            return _fill_fast(op, key, (a, b), ("a", "s"))
+    tb = type(b)
+    if tb is Tensor:
+        db = b._data
+        if b.dtype is not a.dtype or not da.ndim or not db.ndim:
+            return compute(op, (a, b))
+        if db.shape == da.shape and da.flags.c_contiguous and db.flags.c_contiguous:
+            if da.size >= _PARALLEL_MIN:
+                return compute(op, (a, b))
+            entry = op.fast.get(a.dtype)
+            if entry is None:
+                return _fill_fast(op, a.dtype, (a, b), ("a", "a"), "c")
+            _HITS["hits"] += 1
+            res = np.empty(da.shape, entry[2])
+            entry[0](da.ravel(), db.ravel(), res.ravel())
+        elif da.ndim <= 4 and db.ndim <= 4:
+            entry = op.fast.get((a.dtype, "s"))
+            if entry is None:
+                return _fill_fast(op, (a.dtype, "s"), (a, b), ("a", "a"), "s")
+            _HITS["hits"] += 1
+            shape = da.shape if da.shape == db.shape else broadcast_shapes(op.name, da.shape,
+                                                                           db.shape)
+            res = np.empty(shape, entry[2])
+            entry[0](da[_PAD[4 - da.ndim]], db[_PAD[4 - db.ndim]], res[_PAD[4 - len(shape)]])
+        else:
+            return compute(op, (a, b))
+        out = _wrap(res, entry[1])
+        if _GRAD[0] and (a._requires_grad or b._requires_grad) and op.node_cls:
+            _record_pair(op, a, b, out)
+        return out
+    if (tb is float or tb is int) and da.size < _PARALLEL_MIN and da.flags.c_contiguous:
+        key = (a.dtype, tb)
+        entry = op.fast.get(key)
+        if entry is None:
+            return _fill_fast(op, key, (a, b), ("a", "s"), "c")
+        _HITS["hits"] += 1
+        res = np.empty(da.shape, entry[2])
+        entry[0](da.ravel(), entry[3](b), res.ravel())
+        out = _wrap(res, entry[1])
+        if _GRAD[0] and a._requires_grad and op.node_cls:
+            _record(op, (a, b), out, None)
+        return out
     return compute(op, (a, b))
+
+
+_PAD = tuple((None,) * k for k in range(5))
 
 
 def fast_unary(op: Elementwise, a: Tensor) -> Tensor:
@@ -220,13 +249,19 @@ def fast_unary(op: Elementwise, a: Tensor) -> Tensor:
             if _GRAD[0] and a._requires_grad and op.node_cls:
                 _record_single(op, a, out)
             return out
-        return _fill_fast(op, a.dtype, (a,), ("a",))
+        return _fill_fast(op, a.dtype, (a,), ("a",), "c")
     return compute(op, (a,))
 
 
-def _fill_fast(op: Elementwise, key, operands, kinds) -> Tensor:
+def _fill_fast(op: Elementwise, key, operands, kinds, layout) -> Tensor:
     """Run the general path once, then remember its kernel if this case may use the hot path."""
     result = compute(op, operands)
+    _remember_fast(op, key, operands, kinds, layout)
+    return result
+
+
+def _remember_fast(op: Elementwise, key, operands, kinds, layout) -> None:
+    """Store the kernel the general path just used under ``op.fast[key]`` when eligible."""
     a = operands[0]
     out_dt, ct = op.dtypes_for(operands)
     int_division = op.name in _INT_DIVISIONS and ct.category == 1  # needs its zero check
@@ -234,14 +269,14 @@ def _fill_fast(op: Elementwise, key, operands, kinds) -> Tensor:
             and (out_dt is ct or out_dt is bool_) and a._data.ndim):
         types = tuple(ct.name for _ in kinds)
         ckey = (op.exprs[_CATEGORY[ct.category]], kinds, types,
-                "bool" if out_dt is bool_ else out_dt.name, "c", ())
+                "bool" if out_dt is bool_ else out_dt.name, layout, ())
         kernel = kernel_cache._memory.get(ckey)
         if kernel is not None:
             # Call the compiled entry point directly (skipping Numba's type dispatch): safe here
-            # because the hot path only admits exactly this dtype, 1-D and C-contiguous.
+            # because the hot path only admits exactly this dtype and rank (1-D contiguous for
+            # layout "c", 4-D of any strides for layout "s").
             entry = kernel.overloads[kernel.signatures[0]].entry_point
             op.fast[key] = (entry, out_dt, out_dt.np, ct.np.type)
-    return result
 
 
 def _record(op, operands, result, params) -> None:
@@ -249,17 +284,17 @@ def _record(op, operands, result, params) -> None:
     node = op.node_cls()
     saves = op.saves
     edges, meta, scalars, saved = [], [], [], []
-    for i, o in enumerate(operands):
+    for o in operands:
         if isinstance(o, Tensor):
             edges.append(edge_of(o))
             meta.append((o._data.shape, o.dtype))
             scalars.append(None)
-            saved.append(o if i in saves else None)
         else:
             edges.append(None)
             meta.append(None)
             scalars.append(o)
-            saved.append(None)
+    for i, o in enumerate(operands):
+        saved.append(o if i in saves and scalars[i] is None and _needed(op, i, edges) else None)
     saved.append(result._alias() if "out" in saves else None)
     node.next_functions = tuple(edges)
     node.meta = meta
@@ -275,17 +310,24 @@ _NO_PARAMS: dict = {}
 _NO_SCALARS = (None, None)
 
 
+def _needed(op, i: int, edges) -> bool:
+    """Whether input ``i`` must be saved: some input whose gradient reads it requires grad."""
+    readers = op.read_by.get(i)
+    return readers is None or any(edges[j] is not None for j in readers)
+
+
 def _record_pair(op, a: Tensor, b: Tensor, result: Tensor) -> None:
-    """``_record`` for two same-shape tensors (the hot path)."""
+    """``_record`` for two tensors (the hot path)."""
     node = op.node_cls()
     node.next_functions = (edge_of(a), edge_of(b))
-    meta = (a._data.shape, a.dtype)
-    node.meta = (meta, meta)
+    node.meta = ((a._data.shape, a.dtype), (b._data.shape, b.dtype))
     node.scalars = _NO_SCALARS
     node.params = _NO_PARAMS
     s0, s1, so = op.save_flags
+    edges = node.next_functions
     # the output is saved as a history-free alias: no result -> node -> result cycle
-    saved = (a if s0 else None, b if s1 else None, result._alias() if so else None)
+    saved = (a if s0 and _needed(op, 0, edges) else None,
+             b if s1 and _needed(op, 1, edges) else None, result._alias() if so else None)
     node._saved = saved
     node._saved_versions = (a._vc[0], b._vc[0], 0)
     result.grad_fn = node
@@ -326,6 +368,10 @@ def _check_int_divisor(name, divisor) -> None:
 
 def inplace(op: Elementwise, self: Tensor, operands: tuple, params=None) -> Tensor:
     """``self`` <- op(operands) in place (``operands[0]`` is ``self`` for most ops)."""
+    if not self._data.flags.writeable:
+        raise RuntimeError(f"{op.name}_: unsupported operation: the tensor is a broadcast (expanded)"
+                           f" view where several elements share one memory location; clone it "
+                           f"first (got {describe(self)})")
     if grad_mode.GRAD_ENABLED[0] and any(isinstance(o, Tensor) and o._requires_grad
                                          for o in operands):
         if self.grad_fn is None and self._requires_grad:
@@ -353,6 +399,12 @@ def inplace(op: Elementwise, self: Tensor, operands: tuple, params=None) -> Tens
                 entry[0](da.ravel(), entry[3](other), da.ravel())
                 self._vc[0] += 1
                 return self
+        if entry is None and type(other) in (Tensor, float, int):
+            result = compute(op, operands, params, out=self)
+            tensor_other = type(other) is Tensor
+            _remember_fast(op, self.dtype if tensor_other else (self.dtype, type(other)),
+                           operands, ("a", "a") if tensor_other else ("a", "s"), "c")
+            return result
     return compute(op, operands, params, out=self)
 
 
@@ -567,6 +619,8 @@ for _name, (_e, _grad, _saves) in {**_UNARY_FLOAT, **_UNARY_SAME}.items():
     _define(_name, _e, "float" if _name in _UNARY_FLOAT else "promote", (_grad,), _SAVES[_saves])
 for _name, (_e, _rule, _gx, _gy, _saves) in _BINARY.items():
     _define(_name, _e, _rule, (_gx, _gy), _saves)
+OPS["mul"].read_by = {0: (1,), 1: (0,)}
+OPS["div"].read_by = {0: (1,)}
 for _name, (_rule, _e) in {**_NONDIFF_BINARY, **_NONDIFF_UNARY}.items():
     _define(_name, _e, _rule)
 

@@ -81,7 +81,7 @@ def _check_bounds(x: Tensor, key: list) -> None:
     n_ell = sum(1 for k in key if k is Ellipsis)
     if n_ell > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
-    consumed = sum(1 if not isinstance(k, np.ndarray) or k.dtype != np.bool_ else max(k.ndim, 1)
+    consumed = sum(1 if not isinstance(k, np.ndarray) or k.dtype != np.bool_ else k.ndim
                    for k in key if k is not None and k is not Ellipsis)
     if consumed > x.ndim:
         raise IndexError(f"too many indices for tensor of dimension {x.ndim}")
@@ -93,11 +93,10 @@ def _check_bounds(x: Tensor, key: list) -> None:
             dim += x.ndim - consumed
             continue
         if isinstance(k, np.ndarray) and k.dtype == np.bool_:
-            nd = max(k.ndim, 1) if k.ndim else 0
             if k.ndim and tuple(k.shape) != tuple(x.shape[dim:dim + k.ndim]):
                 raise IndexError(f"The shape of the mask {tuple(k.shape)} at index {dim} does not "
                                  f"match the shape of the indexed tensor {tuple(x.shape)}")
-            dim += nd
+            dim += k.ndim
             continue
         size = x.shape[dim]
         if isinstance(k, (int, np.integer)):
@@ -145,7 +144,7 @@ def getitem(x: Tensor, key) -> Tensor:
     if basic:
         return basic_view(x, np_key, "SelectBackward0" if any(
             isinstance(k, (int, np.integer)) for k in np_key) else "SliceBackward0")
-    res = _wrap(np.ascontiguousarray(x._data[np_key]), x.dtype)
+    res = _wrap(np.asarray(x._data[np_key], order="C"), x.dtype)
     if _tracks(x):
         node = _node("IndexBackward0", _index_back)
         node.in_shape, node.key = tuple(x.shape), np_key
@@ -154,12 +153,21 @@ def getitem(x: Tensor, key) -> Tensor:
 
 
 def _index_put_back(node, g):
-    keep = _wrap(~_written_mask(node.in_shape, node.key), bool_)
-    g_self = where(keep, g, 0.0)
+    if node.accumulate:
+        g_self = g
+    else:
+        g_self = where(_wrap(~_written_mask(node.in_shape, node.key), bool_), g, 0.0)
     g_value = None
     if node.value_shape is not None:
-        g_value = sum_to(getitem(g, _as_tensor_key(node.key)), node.value_shape)
+        g_value = _sum_to_value(getitem(g, _as_tensor_key(node.key)), node.value_shape)
     return g_self, g_value
+
+
+def _sum_to_value(g: Tensor, shape: tuple) -> Tensor:
+    """Reduce ``g`` to the shape of the value that was broadcast into it; the value may have extra
+    leading size-1 dims (assignment drops them, as NumPy and PyTorch do)."""
+    core = shape[max(len(shape) - g.ndim, 0):]
+    return sum_to(g, core).reshape(shape)
 
 
 def _written_mask(shape, key) -> np.ndarray:
@@ -168,17 +176,23 @@ def _written_mask(shape, key) -> np.ndarray:
     return mask
 
 
-def index_put(x: Tensor, key, value) -> Tensor:
-    """Out-of-place ``x[key] = value`` (the differentiable form used by ``__setitem__``)."""
+def index_put(x: Tensor, key, value, accumulate: bool = False) -> Tensor:
+    """Out-of-place ``x[key] = value`` (the differentiable form used by ``__setitem__``);
+    ``accumulate=True`` adds instead, repeated indices adding up."""
     np_key, _ = _normalize_key(x, key)
+    if isinstance(value, Tensor) and value.dtype is not x.dtype:
+        value = value.to(x.dtype)
     out = x._data.copy()
     v = value._data if isinstance(value, Tensor) else value
-    _assign(out, np_key, v)
+    if accumulate:
+        _accumulate(out, np_key, v)
+    else:
+        _assign(out, np_key, v)
     res = _wrap(out, x.dtype)
     vt = value if isinstance(value, Tensor) else None
     if _tracks(x, vt):
         node = _node("IndexPutBackward0", _index_put_back)
-        node.key, node.in_shape = np_key, tuple(x.shape)
+        node.key, node.in_shape, node.accumulate = np_key, tuple(x.shape), accumulate
         node.value_shape = tuple(vt.shape) if vt is not None else None
         record(node, (x, vt), (res,))
     return res
@@ -186,6 +200,10 @@ def index_put(x: Tensor, key, value) -> Tensor:
 
 def _assign(arr: np.ndarray, key, value) -> None:
     try:
+        if not arr.flags.writeable:
+            raise RuntimeError("index assignment: unsupported operation: the tensor is an "
+                               "expanded view (more than one element refers to the same memory "
+                               "location); clone it first")
         target = arr[key]
         if isinstance(target, np.ndarray) and target.base is not None and all(
                 not isinstance(k, np.ndarray) for k in key):
@@ -196,6 +214,13 @@ def _assign(arr: np.ndarray, key, value) -> None:
         arr[key] = value
     except ValueError as exc:
         raise RuntimeError(f"index assignment: {exc}") from None
+
+
+def _accumulate(arr: np.ndarray, key, value) -> None:
+    try:
+        np.add.at(arr, key, np.asarray(value, dtype=arr.dtype))
+    except ValueError as exc:
+        raise RuntimeError(f"index_put (accumulate=True): {exc}") from None
 
 
 def setitem(x: Tensor, key, value) -> None:
@@ -253,6 +278,11 @@ def _three(arr: np.ndarray, d: int, shape) -> np.ndarray:
     return sub.reshape(outer, s[d], inner)
 
 
+def _c_copy(t: Tensor) -> np.ndarray:
+    """A C-contiguous copy of ``t``'s data in its compute dtype (0-d stays 0-d)."""
+    return np.array(t._data, dtype=_compute_dtype(t), order="C")
+
+
 def _compute_dtype(t: Tensor) -> np.dtype:
     return t.dtype.compute.np if t.dtype is not bool_ else np.dtype(np.bool_)
 
@@ -276,19 +306,32 @@ def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
     return res
 
 
+def _src_grad(g: Tensor, d: int, index: Tensor, src_shape: tuple) -> Tensor:
+    """``g.gather(d, index)``, zero-padded to ``src`` when ``src`` is larger than ``index``
+    (its entries outside ``index``'s extent were not read)."""
+    gs = g.gather(d, index)
+    if tuple(gs.shape) == src_shape:
+        return gs
+    widths = []
+    for have, want in zip(reversed(gs.shape), reversed(src_shape)):
+        widths.extend((0, want - have))
+    from .movement import pad
+    return pad(gs, widths)
+
+
 def _scatter_back(node, g):
-    d, index, has_src = node.args
+    d, index, src_shape = node.args
     g_self = g.scatter(d, index, 0.0)
-    return g_self, None, (g.gather(d, index) if has_src else None)
+    return g_self, None, (_src_grad(g, d, index, src_shape) if src_shape is not None else None)
 
 
 def _scatter_add_back(node, g):
-    d, index = node.args
-    return g, None, g.gather(d, index)
+    d, index, src_shape = node.args
+    return g, None, _src_grad(g, d, index, src_shape)
 
 
 def _scatter_impl(op, x, d, index, src, accumulate) -> np.ndarray:
-    out = np.ascontiguousarray(x._data.astype(_compute_dtype(x)))
+    out = _c_copy(x)
     if isinstance(src, Tensor):
         s = src._data.astype(out.dtype, copy=False)
     else:
@@ -317,7 +360,7 @@ def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None, red
                               False), x.dtype)
     if _tracks(x, st):
         node = _node("ScatterBackward0", _scatter_back)
-        node.args = (d, index, st is not None)
+        node.args = (d, index, tuple(st.shape) if st is not None else None)
         record(node, (x, None, st), (res,))
     return res
 
@@ -329,7 +372,7 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     res = _wrap(_scatter_impl("scatter_add", x, d, index, src.to(x.dtype), True), x.dtype)
     if _tracks(x, src):
         node = _node("ScatterAddBackward0", _scatter_add_back)
-        node.args = (d, index)
+        node.args = (d, index, tuple(src.shape))
         record(node, (x, None, src), (res,))
     return res
 
@@ -401,7 +444,7 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1
     expect = tuple(x.shape[:d]) + (idx.size,) + tuple(x.shape[d + 1:])
     if tuple(source.shape) != expect and not (x.ndim == 0 and source.numel() == idx.size):
         raise RuntimeError(f"index_add(): source {describe(source)} should have shape {expect}")
-    out = np.ascontiguousarray(x._data.astype(_compute_dtype(x)))
+    out = _c_copy(x)
     src = (source * alpha if alpha != 1 else source)._data.astype(out.dtype, copy=False)
     out3 = out.reshape(_three(out, d, out.shape).shape)
     cpu.index_add3(out3, idx, src.reshape(out3.shape[0], idx.size, out3.shape[2]))

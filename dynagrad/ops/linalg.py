@@ -50,7 +50,7 @@ def _matmul_back(node, g):
     b2 = b if b.ndim > 1 else b.unsqueeze(-1)
     g2 = g
     if a.ndim == 1:
-        g2 = g2.unsqueeze(-2)
+        g2 = g2.unsqueeze(-2 if g2.ndim else 0)  # a vector-vector product's g is 0-d
     if b.ndim == 1:
         g2 = g2.unsqueeze(-1)
     ga = gb = None
@@ -68,14 +68,19 @@ _DotNode = node_class("DotBackward0", _matmul_back)
 _UnsafeViewNode = node_class("UnsafeViewBackward0", _matmul_back)
 
 
+def _c_array(res, dt) -> np.ndarray:
+    """``res`` as a C-contiguous array of ``dt`` (a 0-d result stays 0-d, unlike
+    ``np.ascontiguousarray``)."""
+    return np.asarray(res, dtype=dt.np, order="C")
+
+
 def _product(op: str, node_cls, a: Tensor, b: Tensor) -> Tensor:
     _check_same_dtype(op, a, b)
     _matmul_shape(op, a, b)
     ad, bd = a._data, b._data
     if a.dtype.np == np.float16:
         ad, bd = ad.astype(np.float32), bd.astype(np.float32)
-    res = np.matmul(ad, bd)
-    out = _wrap(np.ascontiguousarray(res, dtype=a.dtype.np), a.dtype)
+    out = _wrap(_c_array(np.matmul(ad, bd), a.dtype), a.dtype)
     if grad_mode.GRAD_ENABLED[0] and (a._requires_grad or b._requires_grad):
         node = node_cls()
         node.save(a, b)
@@ -185,22 +190,42 @@ def _einsum_back(node, g):
         if edge is None:
             grads.append(None)
             continue
-        if len(set(sub)) != len(sub):
-            raise RuntimeError(f"einsum backward: repeated subscripts within one operand "
-                               f"('{sub}') are not differentiable in this version")
         others = [(s, t) for j, (s, t) in enumerate(zip(subs, ops)) if j != i]
-        available = set(out_sub).union(*[set(s) for s, _ in others]) if others else set(out_sub)
-        target = "".join(c for c in sub if c in available)
+        available = set(out_sub).union(*[set(s) for s, _ in others])
+        letters = "".join(dict.fromkeys(sub))  # each subscript once, in order
+        sizes = {c: ops[i].shape[k] for k, c in enumerate(sub)}
+        target = "".join(c for c in letters if c in available)
         eq = ",".join([out_sub] + [s for s, _ in others]) + "->" + target
         gi = einsum(eq, g, *[t for _, t in others])
-        if target != sub:  # indices summed only inside this operand: broadcast back
-            shape = [ops[i].shape[k] if c not in available else -1 for k, c in enumerate(sub)]
-            for k, c in enumerate(sub):
+        if target != letters:  # indices summed only inside this operand: broadcast back
+            for k, c in enumerate(letters):
                 if c not in available:
                     gi = gi.unsqueeze(k)
-            gi = gi.expand([s if s != -1 else gi.shape[k] for k, s in enumerate(shape)])
-        grads.append(gi)
+            gi = gi.expand([sizes[c] for c in letters])
+        if letters != sub:
+            gi = _embed_repeated(gi, letters, sub, sizes)
+        grads.append(sum_to(gi, tuple(ops[i].shape)))
     return tuple(grads)
+
+
+def _embed_repeated(g: Tensor, letters: str, sub: str, sizes: dict) -> Tensor:
+    """The gradient of an operand with repeated subscripts (``'ii'``): ``g`` (over ``letters``,
+    each once) placed on the diagonals, through one delta tensor per repeated letter."""
+    spare = iter(c for c in string.ascii_letters if c not in sub)
+    renamed, deltas, eqs = [], [], [letters]
+    seen = set()
+    for c in sub:
+        renamed.append(c if c not in seen else next(spare))
+        seen.add(c)
+    for c in letters:
+        pos = [k for k, s in enumerate(sub) if s == c]
+        if len(pos) > 1:
+            n = sizes[c]
+            delta = np.zeros((n,) * len(pos), g.dtype.np)
+            delta[(np.arange(n),) * len(pos)] = 1
+            deltas.append(_wrap(delta, g.dtype))
+            eqs.append("".join(renamed[k] for k in pos))
+    return einsum(",".join(eqs) + "->" + "".join(renamed), g, *deltas)
 
 
 _EinsumNode = node_class("EinsumBackward0", _einsum_back)
@@ -216,8 +241,12 @@ def einsum(equation: str, *operands) -> Tensor:
     for t in ts[1:]:
         _check_same_dtype("einsum", ts[0], t)
     arrays = [t._data.astype(np.float32) if t.dtype.np == np.float16 else t._data for t in ts]
-    res = np.einsum(",".join(subs) + "->" + out_sub, *arrays, optimize=len(ts) > 2)
-    out = _wrap(np.ascontiguousarray(res, dtype=dt.np), dt)
+    try:
+        res = np.einsum(",".join(subs) + "->" + out_sub, *arrays, optimize=len(ts) > 2)
+    except ValueError as exc:
+        raise RuntimeError(f"einsum(): {exc} (equation {equation!r}, operands "
+                           + ", ".join(describe(t) for t in ts) + ")") from None
+    out = _wrap(_c_array(res, dt), dt)
     if grad_mode.GRAD_ENABLED[0] and any(t._requires_grad for t in ts):
         node = _EinsumNode()
         node.subs, node.out_sub = subs, out_sub

@@ -292,10 +292,19 @@ def _embed_back(node, g):
     return (g[node.key],)
 
 
+def _basic_index(arr: np.ndarray, key) -> np.ndarray:
+    """``arr[key]`` for a basic key, always as a view (an all-int key gives a 0-d view, where NumPy
+    would return a scalar copy)."""
+    res = arr[key]
+    if not isinstance(res, np.ndarray):
+        res = arr[(*(key if isinstance(key, tuple) else (key,)), Ellipsis)]
+    return res
+
+
 def embed(g: Tensor, shape: tuple, key) -> Tensor:
     """A zero tensor of ``shape`` with ``g`` written at ``key`` (the backward of slicing)."""
     out = np.zeros(shape, g._data.dtype)
-    copy_array(g._data, out[key])
+    copy_array(g._data, _basic_index(out, key))
     res = _wrap(out, g.dtype)
     if _tracks(g):
         _attach("EmbedBackward0", g, res, _embed_back, key=key)
@@ -308,7 +317,7 @@ def _select_back(node, g):
 
 def basic_view(input: Tensor, key, name: str = "SliceBackward0") -> Tensor:
     """A view through a NumPy basic index (ints, slices, None, Ellipsis) with its gradient."""
-    out = _view(input, input._data[key])
+    out = _view(input, _basic_index(input._data, key))
     if _tracks(input):
         _attach(name, input, out, _select_back, in_shape=tuple(input.shape), key=key)
     return out
@@ -471,11 +480,14 @@ def stack(tensors, dim: int = 0) -> Tensor:
 
 
 def hstack(tensors) -> Tensor:
+    """Join along dim 1 (dim 0 for 1-D tensors); 0-d tensors count as 1-D."""
     tensors = [as_tensor_arg(t, "hstack") for t in tensors]
-    return cat(tensors, 0 if tensors[0].ndim == 1 else 1)
+    tensors = [t.reshape(1) if t.ndim == 0 else t for t in tensors]
+    return cat(tensors, 0 if tensors and tensors[0].ndim == 1 else 1)
 
 
 def vstack(tensors) -> Tensor:
+    """Join along dim 0; 0-d and 1-D tensors count as rows."""
     return cat([t if t.ndim >= 2 else t.reshape(1, -1) for t in map(
         lambda x: as_tensor_arg(x, "vstack"), tensors)], 0)
 
@@ -655,7 +667,7 @@ def pad(input: Tensor, pad, mode: str = "constant", value=None) -> Tensor:
         else:
             idx = idx % n
         out = index_select(out, d, _wrap(idx.astype(np.int64), _INT64))
-    return out
+    return out if out is not input else clone(input)  # always a new tensor, as PyTorch
 
 
 def _pad_back(node, g):

@@ -450,6 +450,8 @@ class CumprodBackward0(Node):
     def backward(self, g):
         x, out = self.saved_tensors
         d = self.dim
+        if x.ndim == 0:  # the scan of one element is the identity
+            return (g,)
         if not bool((x == 0).any()):
             return ((g * out).flip(d).cumsum(d).flip(d) / x,)
         # exact with zeros: d out_j / d x_i = prod_{k<=j, k!=i} x_k for j >= i

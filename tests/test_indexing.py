@@ -1,0 +1,664 @@
+"""Indexing: x[key], x[key] = v, gather/scatter, index_select/index_add, masks, nonzero, sort/topk.
+
+Forward against NumPy (float32/float64/int64, contiguous and transposed inputs), gradients by
+gradcheck, parity with PyTorch (ties, NaN, gradients), and bounds errors raised before any kernel.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import dynagrad as dg
+from dynagrad.autograd import gradcheck
+
+TESTED_OPS = {"gather", "scatter", "scatter_add", "index_select", "index_add", "index_put",
+              "masked_fill", "masked_select", "nonzero", "argwhere", "sort", "argsort", "topk"}
+
+DTYPES = [dg.float32, dg.float64, dg.int64]
+
+
+def data(shape, seed=0):
+    return np.random.default_rng(seed).uniform(-3, 3, size=shape)
+
+
+def vals(shape, seed=0):
+    """Values exact in every tested dtype (quarters), distinct enough for sorting."""
+    return np.round(data(shape, seed) * 8) / 4
+
+
+def make(arr, dtype, transposed=False, requires_grad=False):
+    if transposed and arr.ndim >= 2:
+        t = dg.tensor(np.ascontiguousarray(arr.T), dtype=dtype).T
+    else:
+        t = dg.tensor(arr, dtype=dtype)
+    return t.requires_grad_() if requires_grad else t
+
+
+def idx(a):
+    return dg.tensor(np.asarray(a, dtype=np.int64))
+
+
+def check(actual, expected, dtype):
+    exp = np.asarray(expected)
+    assert tuple(actual.shape) == exp.shape, (tuple(actual.shape), exp.shape)
+    assert actual.dtype is dtype, (actual.dtype, dtype)
+    np.testing.assert_array_equal(actual.detach().numpy(), exp.astype(dtype.np))
+
+
+# --- x[key] -------------------------------------------------------------------------------------
+
+def _np_key(key):
+    """The same key for NumPy: tensors become arrays."""
+    if isinstance(key, tuple):
+        return tuple(_np_key(k) for k in key)
+    return key.numpy() if isinstance(key, dg.Tensor) else key
+
+
+SHAPE = (4, 3, 2)
+_M = vals(SHAPE, 1) > 0
+KEYS = [
+    ("int", 1), ("neg-int", -1), ("ints", (1, 2)), ("all-ints", (3, -1, 0)),
+    ("slice", slice(1, 3)), ("step", (slice(None), slice(None, None, 2))),
+    ("slice-int", (slice(None), 0)), ("ellipsis", (Ellipsis, 1)), ("none", (None, 1)),
+    ("none-mid", (slice(None), None, 1)), ("empty-tuple", ()), ("slice-out-of-range", slice(2, 9)),
+    ("tensor-int-0d", dg.tensor(2)), ("tensor", idx([0, 2, 2])), ("tensor-neg", idx([-1, 0])),
+    ("tensor-2d", idx([[0, 1], [3, 3]])), ("list", [1, 0]), ("tensor-pair", (idx([0, 3]), idx([2, 0]))),
+    ("slice-tensor", (slice(None), idx([2, 0, 2]))), ("int-tensor", (1, idx([0, 0]))),
+    ("separated", (idx([0, 1]), slice(None), idx([1, 0]))), ("broadcast", (idx([[0], [1]]), idx([0, 2]))),
+    ("ellipsis-tensor", (Ellipsis, idx([1, 1, 0]))), ("mask", dg.tensor(_M)),
+    ("mask-first-dim", dg.tensor(np.array([True, False, True, True]))),
+    ("mask-2d-then-int", (dg.tensor(_M[:, :, 0]), 1)), ("mask-list", [True, False, False, True]),
+    ("bool-true", True), ("bool-false", False), ("int-bool", (0, True)),
+    ("empty-tensor", idx(np.zeros(0, np.int64))), ("empty-mask", dg.tensor(np.zeros(4, bool))),
+    ("np-array", np.array([3, 1])), ("np-0d", np.array(2)),
+]
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
+@pytest.mark.parametrize("name,key", KEYS, ids=[k[0] for k in KEYS])
+def test_getitem_forward(name, key, dtype, transposed):
+    a = vals(SHAPE, 2)
+    out = make(a, dtype, transposed)[key]
+    check(out, a.astype(dtype.np)[_np_key(key)], dtype)
+
+
+@pytest.mark.parametrize("name,key", KEYS, ids=[k[0] for k in KEYS])
+def test_getitem_gradcheck(name, key):
+    x = dg.tensor(data(SHAPE, 3), dtype=dg.float64, requires_grad=True)
+    assert gradcheck(lambda t: t[key], (x,))
+    xt = dg.tensor(np.ascontiguousarray(data(SHAPE, 3).T), dtype=dg.float64, requires_grad=True)
+    assert gradcheck(lambda t: t.T[key], (xt,))
+
+
+def test_getitem_repeated_index_accumulates_gradient():
+    x = dg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    x[idx([2, 0, 2, 2])].backward(dg.tensor([1.0, 10.0, 100.0, 1000.0]))
+    check(x.grad, [10.0, 0.0, 1101.0], dg.float32)
+
+
+def test_getitem_views_and_copies():
+    x = dg.tensor(np.arange(6.0).reshape(2, 3))
+    basic, adv = x[1, 1:], x[idx([1])]
+    x.add_(10.0)
+    check(basic, [14.0, 15.0], dg.float64)   # a view sees the write
+    check(adv, [[3.0, 4.0, 5.0]], dg.float64)  # an advanced index copied
+    check(x[0][2], 12.0, dg.float64)
+
+
+# --- x[key] = v ------------------------------------------------------------------------------
+
+SET_KEYS = [
+    ("int", 1, (3, 2)), ("int-broadcast", 1, (2,)), ("scalar-value", (0, 1), ()),
+    ("slice", slice(1, 3), (2, 3, 2)), ("slice-broadcast", (slice(None), 0), (1,)),
+    ("step", (slice(None, None, 2), 1, 0), (2,)), ("ellipsis", (Ellipsis, 1), (4, 3)),
+    ("leading-one", 2, (1, 3, 2)), ("tensor", idx([0, 3]), (2, 3, 2)),
+    ("tensor-pair", (idx([0, 3]), idx([2, 0])), (2,)), ("tensor-bcast", (slice(None), idx([2, 0])), (2, 1)),
+    ("mask", dg.tensor(_M), ()), ("mask-values", dg.tensor(_M), (int(_M.sum()),)),
+    ("mask-first-dim", dg.tensor(np.array([True, False, True, True])), (3, 2)),
+    ("list", [3, 1], (3, 2)),
+]
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
+@pytest.mark.parametrize("name,key,vshape", SET_KEYS, ids=[k[0] for k in SET_KEYS])
+def test_setitem_forward(name, key, vshape, dtype, transposed):
+    a, v = vals(SHAPE, 4), vals(vshape, 5)
+    x = make(a, dtype, transposed)
+    version = x._version
+    x[key] = make(v, dtype)
+    expected = a.astype(dtype.np).copy()
+    expected[_np_key(key)] = v.astype(dtype.np)
+    check(x, expected, dtype)
+    assert x._version == version + 1
+    y = make(a, dtype, transposed)
+    y[key] = 7  # a Python number
+    expected = a.astype(dtype.np).copy()
+    expected[_np_key(key)] = 7
+    check(y, expected, dtype)
+
+
+@pytest.mark.parametrize("name,key,vshape", SET_KEYS, ids=[k[0] for k in SET_KEYS])
+def test_setitem_gradcheck(name, key, vshape):
+    def fn(x, v):
+        y = x.clone()
+        y[key] = v
+        return y
+    x = dg.tensor(data(SHAPE, 6), dtype=dg.float64, requires_grad=True)
+    v = dg.tensor(data(vshape, 7), dtype=dg.float64, requires_grad=True)
+    assert gradcheck(fn, (x, v))
+    assert gradcheck(lambda x, v: fn(x * 2, v.exp()), (x, v))
+
+
+def test_setitem_gradients_to_x_and_v():
+    x = dg.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    v = dg.tensor([5.0, 6.0], requires_grad=True)
+    y = x.clone()
+    y[0] = v * 2
+    assert y.grad_fn is not None
+    (y * dg.tensor([[1.0, 2.0], [3.0, 4.0]])).sum().backward()
+    check(x.grad, [[0.0, 0.0], [3.0, 4.0]], dg.float32)
+    check(v.grad, [2.0, 4.0], dg.float32)
+    check(y.detach(), [[10.0, 12.0], [3.0, 4.0]], dg.float32)
+
+
+def test_setitem_into_plain_tensor_from_value_requiring_grad():
+    y = dg.zeros(3)
+    v = dg.tensor(2.0, dtype=dg.float64, requires_grad=True)  # cast to y's dtype
+    y[idx([0, 2])] = v
+    check(y.detach(), [2.0, 0.0, 2.0], dg.float32)
+    y.sum().backward()
+    check(v.grad, 2.0, dg.float64)
+
+
+def test_setitem_errors():
+    x = dg.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf Variable"):
+        x[0] = 3.0
+    with pytest.raises(IndexError, match="out of bounds"):
+        dg.zeros(2, 3)[1, 3] = 1.0
+    with pytest.raises(IndexError, match="out of bounds"):
+        dg.zeros(2, 3)[idx([0, 2])] = 1.0
+    with pytest.raises(RuntimeError, match="index assignment"):
+        dg.zeros(2, 3)[0] = dg.ones(2)
+    with pytest.raises(RuntimeError, match="index assignment"):
+        dg.zeros(1, 3).expand(2, 3)[0] = 1.0
+
+
+def test_mask_get_set_with_gradients():
+    a = data((3, 4), 8)
+    x = dg.tensor(a, dtype=dg.float64, requires_grad=True)
+    m = x.detach() > 0
+    sel = x[m]
+    check(sel, a[a > 0], dg.float64)
+    (sel * sel).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.where(a > 0, 2 * a, 0))
+
+    v = dg.tensor(1.5, dtype=dg.float64, requires_grad=True)
+    y = x * 1.0
+    y[y < 0] = v
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.where(a > 0, 2 * a, 0) + (a >= 0))
+    assert v.grad.item() == (a < 0).sum()
+    check(y.detach(), np.where(a < 0, 1.5, a), dg.float64)
+
+
+# --- gather / scatter / index_select / index_add ------------------------------------------------
+
+def _restrict(a, d, shape):
+    return a[tuple(slice(None) if k == d else slice(0, shape[k]) for k in range(a.ndim))]
+
+
+def _np_gather(a, d, index):
+    return np.take_along_axis(_restrict(a, d, index.shape), index, axis=d)
+
+
+def _full_index(index, d):
+    grid = list(np.indices(index.shape))
+    grid[d] = index
+    return tuple(grid)
+
+
+def _np_scatter(a, d, index, src, add=False):
+    out = a.copy()
+    src = np.broadcast_to(src, index.shape) if np.ndim(src) == 0 else \
+        src[tuple(slice(0, n) for n in index.shape)]
+    if add:
+        np.add.at(out, _full_index(index, d), src)
+    else:
+        out[_full_index(index, d)] = src
+    return out
+
+
+def _np_index_add(a, d, index, src, alpha=1):
+    out = np.moveaxis(a.copy(), d, 0)
+    np.add.at(out, index, np.moveaxis(src, d, 0) * alpha)
+    return np.moveaxis(out, 0, d)
+
+
+# (name, x shape, dim, index array, extra shape)
+GATHERS = [
+    ("2d-dim1", (3, 4), 1, [[0, 3], [1, 1], [2, 0]]),
+    ("2d-dim0", (3, 4), 0, [[2, 0, 1, 1], [0, 0, 2, 1]]),
+    ("smaller", (3, 4), -1, [[3, 1, 1], [0, 2, 0]]),
+    ("3d", (2, 3, 2), 1, [[[2, 0], [1, 1]], [[0, 0], [2, 1]]]),
+    ("1d", (5,), 0, [4, 0, 4, 1]),
+    ("size1", (1, 3), 0, [[0, 0, 0]]),
+    ("empty", (3, 4), 1, np.zeros((3, 0), np.int64)),
+]
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
+@pytest.mark.parametrize("name,shape,dim,index", GATHERS, ids=[g[0] for g in GATHERS])
+def test_gather_forward(name, shape, dim, index, dtype, transposed):
+    a, index = vals(shape, 1), np.asarray(index, np.int64)
+    out = make(a, dtype, transposed).gather(dim, idx(index))
+    check(out, _np_gather(a.astype(dtype.np), dim % len(shape), index), dtype)
+    check(dg.gather(make(a, dtype), dim, idx(index)),
+          _np_gather(a.astype(dtype.np), dim % len(shape), index), dtype)
+
+
+@pytest.mark.parametrize("name,shape,dim,index", GATHERS, ids=[g[0] for g in GATHERS])
+def test_gather_gradcheck(name, shape, dim, index):
+    x = dg.tensor(data(shape, 2), dtype=dg.float64, requires_grad=True)
+    assert gradcheck(lambda t: t.gather(dim, idx(index)), (x,))
+
+
+# (name, x shape, dim, index with unique targets along dim, src shape)
+SCATTERS = [
+    ("2d-dim1", (3, 4), 1, [[0, 3], [1, 2], [2, 0]], (3, 2)),
+    ("2d-dim0", (3, 4), 0, [[2, 0, 1, 1], [0, 1, 2, 0]], (2, 4)),
+    ("src-bigger", (3, 4), -1, [[3, 1], [0, 2]], (3, 3)),
+    ("3d", (2, 3, 2), 1, [[[2, 0], [1, 1]], [[0, 2], [2, 1]]], (2, 2, 2)),
+    ("1d", (5,), 0, [4, 0, 1], (3,)),
+]
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
+@pytest.mark.parametrize("name,shape,dim,index,sshape", SCATTERS, ids=[s[0] for s in SCATTERS])
+def test_scatter_forward(name, shape, dim, index, sshape, dtype, transposed):
+    a, s, index = vals(shape, 1), vals(sshape, 2), np.asarray(index, np.int64)
+    d = dim % len(shape)
+    x, src = make(a, dtype, transposed), make(s, dtype, transposed)
+    ea, es = a.astype(dtype.np), s.astype(dtype.np)
+    check(x.scatter(dim, idx(index), src), _np_scatter(ea, d, index, es), dtype)
+    check(dg.scatter(x, dim, idx(index), 2.5 if dtype.is_floating_point else 2),
+          _np_scatter(ea, d, index, 2.5 if dtype.is_floating_point else 2), dtype)
+    check(x.scatter(dim, idx(index), value=3), _np_scatter(ea, d, index, 3), dtype)
+    dup = np.zeros_like(index)  # scatter_add: repeated targets add up
+    check(x.scatter_add(dim, idx(dup), src), _np_scatter(ea, d, dup, es, add=True), dtype)
+    check(dg.scatter_add(x, dim, idx(index), src), _np_scatter(ea, d, index, es, add=True),
+          dtype)
+    check(x, ea, dtype)  # out-of-place ops left the input alone
+    y = make(a, dtype, transposed)
+    assert y.scatter_(dim, idx(index), src) is y
+    check(y, _np_scatter(ea, d, index, es), dtype)
+    y.scatter_add_(dim, idx(dup), src)
+    check(y, _np_scatter(_np_scatter(ea, d, index, es), d, dup, es, add=True), dtype)
+
+
+@pytest.mark.parametrize("name,shape,dim,index,sshape", SCATTERS, ids=[s[0] for s in SCATTERS])
+def test_scatter_gradcheck(name, shape, dim, index, sshape):
+    x = dg.tensor(data(shape, 3), dtype=dg.float64, requires_grad=True)
+    s = dg.tensor(data(sshape, 4), dtype=dg.float64, requires_grad=True)
+    assert gradcheck(lambda t, u: t.scatter(dim, idx(index), u), (x, s))
+    assert gradcheck(lambda t: t.scatter(dim, idx(index), 1.5), (x,))
+    dup = np.zeros_like(np.asarray(index))
+    assert gradcheck(lambda t, u: t.scatter_add(dim, idx(dup), u), (x, s))
+
+
+# (name, x shape, dim, 1-D index)
+SELECTS = [("dim0", (4, 3), 0, [3, 0, 0]), ("dim1", (4, 3), 1, [2, 1]),
+           ("neg-dim", (2, 3, 2), -1, [1, 0, 1]), ("neg-index", (4, 3), 0, [-1, 1]),
+           ("1d", (5,), 0, [4, 4, 0]), ("empty", (4, 3), 1, np.zeros(0, np.int64)),
+           ("0d-index", (4, 3), 0, np.array(2))]
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
+@pytest.mark.parametrize("name,shape,dim,index", SELECTS, ids=[s[0] for s in SELECTS])
+def test_index_select_and_add_forward(name, shape, dim, index, dtype, transposed):
+    a, index = vals(shape, 1), np.asarray(index, np.int64)
+    flat = index.reshape(-1)
+    ea = a.astype(dtype.np)
+    check(make(a, dtype, transposed).index_select(dim, idx(index)), np.take(ea, flat, axis=dim),
+          dtype)
+    sshape = list(shape)
+    sshape[dim] = flat.size
+    s = vals(tuple(sshape), 2)
+    es = s.astype(dtype.np)
+    x = make(a, dtype, transposed)
+    check(x.index_add(dim, idx(index), make(s, dtype, transposed)),
+          _np_index_add(ea, dim, flat, es), dtype)
+    check(dg.index_add(x, dim, idx(index), make(s, dtype), alpha=2),
+          _np_index_add(ea, dim, flat, es, 2), dtype)
+    assert x.index_add_(dim, idx(index), make(s, dtype)) is x
+    check(x, _np_index_add(ea, dim, flat, es), dtype)
+
+
+@pytest.mark.parametrize("name,shape,dim,index", SELECTS, ids=[s[0] for s in SELECTS])
+def test_index_select_and_add_gradcheck(name, shape, dim, index):
+    x = dg.tensor(data(shape, 5), dtype=dg.float64, requires_grad=True)
+    assert gradcheck(lambda t: dg.index_select(t, dim, idx(index)), (x,))
+    sshape = list(shape)
+    sshape[dim] = np.asarray(index).size
+    s = dg.tensor(data(tuple(sshape), 6), dtype=dg.float64, requires_grad=True)
+    assert gradcheck(lambda t, u: t.index_add(dim, idx(index), u, alpha=-1.5), (x, s))
+
+
+# --- index_put ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("accumulate", [False, True])
+def test_index_put(accumulate):
+    a, v = vals((4, 3), 1), vals((3,), 2)
+    key = (idx([0, 2, 0]), idx([1, 1, 1])) if accumulate else (idx([0, 2, 3]), idx([1, 1, 0]))
+    expected = a.copy()
+    if accumulate:
+        np.add.at(expected, _np_key(key), v)
+    else:
+        expected[_np_key(key)] = v
+    x = dg.tensor(a)
+    check(dg.index_put(x, key, dg.tensor(v), accumulate=accumulate), expected, dg.float64)
+    check(x, a, dg.float64)
+    xs = dg.tensor(data((4, 3), 3), dtype=dg.float64, requires_grad=True)
+    vs = dg.tensor(data((3,), 4), dtype=dg.float64, requires_grad=True)
+    assert gradcheck(lambda t, u: dg.index_put(t, key, u, accumulate=accumulate), (xs, vs))
+
+
+def test_index_put_torch_parity():
+    torch = pytest.importorskip("torch")
+    a, v = data((4, 3), 1), data((2, 3), 2)
+    for accumulate in (False, True):
+        rows = [1, 1] if accumulate else [3, 1]
+        x = dg.tensor(a, requires_grad=True)
+        u = dg.tensor(v, requires_grad=True)
+        tx, tu = torch.tensor(a, requires_grad=True), torch.tensor(v, requires_grad=True)
+        o = dg.index_put(x * 1, (idx(rows),), u, accumulate=accumulate)
+        r = torch.index_put(tx * 1, (torch.tensor(rows),), tu, accumulate=accumulate)
+        np.testing.assert_allclose(o.detach().numpy(), r.detach().numpy(), rtol=1e-12)
+        w = data((4, 3), 3)
+        o.backward(dg.tensor(w))
+        r.backward(torch.tensor(w))
+        np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-12)
+        np.testing.assert_allclose(u.grad.numpy(), tu.grad.numpy(), rtol=1e-12)
+
+
+# --- masks, nonzero --------------------------------------------------------------------------
+
+MASKS = [("same", (3, 4), (3, 4)), ("row", (3, 4), (4,)), ("col", (3, 4), (3, 1)),
+         ("scalar-mask", (3, 4), ()), ("scalar-input", (), ()), ("none", (2, 2), (2, 2))]
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
+@pytest.mark.parametrize("name,shape,mshape", MASKS, ids=[m[0] for m in MASKS])
+def test_masked_fill_and_select(name, shape, mshape, dtype, transposed):
+    a = vals(shape, 1)
+    m = np.zeros(mshape, bool) if name == "none" else vals(mshape, 2) > 0
+    ea = a.astype(dtype.np)
+    x, mask = make(a, dtype, transposed), make(m, dg.bool, transposed)
+    check(x.masked_fill(mask, 5), np.where(m, 5, ea), dtype)
+    check(dg.masked_fill(x, mask, dg.tensor(-2)), np.where(m, -2, ea), dtype)
+    check(dg.masked_select(x, mask), np.broadcast_to(ea, np.broadcast_shapes(shape, mshape))[
+        np.broadcast_to(m, np.broadcast_shapes(shape, mshape))], dtype)
+    y = make(a, dtype, transposed)
+    assert y.masked_fill_(mask, 1) is y
+    check(y, np.where(m, 1, ea), dtype)
+
+
+@pytest.mark.parametrize("name,shape,mshape", MASKS, ids=[m[0] for m in MASKS])
+def test_masked_gradcheck(name, shape, mshape):
+    m = dg.tensor(np.zeros(mshape, bool) if name == "none" else vals(mshape, 2) > 0)
+    x = dg.tensor(data(shape, 3), dtype=dg.float64, requires_grad=True)
+    v = dg.tensor(0.5, dtype=dg.float64, requires_grad=True)
+    assert gradcheck(lambda t, u: t.masked_fill(m, u), (x, v))
+    assert gradcheck(lambda t: t.masked_select(m), (x,))
+
+
+def test_masked_errors():
+    with pytest.raises(RuntimeError, match="bool mask"):
+        dg.ones(2).masked_fill(dg.tensor([1, 0]), 0.0)
+    with pytest.raises(RuntimeError, match="0-dimensional value"):
+        dg.ones(2).masked_fill(dg.tensor([True, False]), dg.ones(2))
+    with pytest.raises(RuntimeError, match="must broadcast to the input"):
+        dg.ones(2).masked_fill(dg.ones(3, 2, dtype=dg.bool), 0.0)
+    with pytest.raises(RuntimeError, match="not broadcastable"):
+        dg.ones(2).masked_select(dg.ones(3, dtype=dg.bool))
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize("shape", [(3, 4), (2, 3, 2), (5,), (), (0, 3)])
+def test_nonzero_and_argwhere(shape, transposed):
+    a = np.round(data(shape, 5)) * (data(shape, 6) > 0)
+    for dtype in (dg.float32, dg.int64, dg.bool):
+        x = make(a.astype(dtype.np), dtype, transposed)
+        ref = np.argwhere(a) if a.ndim else np.zeros((int(a != 0), 0), np.int64)
+        check(x.nonzero(), ref, dg.int64)
+        check(dg.argwhere(x), ref, dg.int64)
+        tup = dg.nonzero(x, as_tuple=True)
+        ref_t = np.nonzero(np.atleast_1d(a))
+        assert len(tup) == len(ref_t)
+        for t, r in zip(tup, ref_t):
+            check(t, r, dg.int64)
+
+
+def test_nonzero_torch_parity_scalars():
+    torch = pytest.importorskip("torch")
+    for v in (0.0, 2.0):
+        ours, theirs = dg.tensor(v).nonzero(), torch.tensor(v).nonzero()
+        assert tuple(ours.shape) == tuple(theirs.shape)
+        ot, tt = dg.tensor(v).nonzero(as_tuple=True), torch.tensor(v).nonzero(as_tuple=True)
+        assert [tuple(t.shape) for t in ot] == [tuple(t.shape) for t in tt]
+
+
+# --- sort / argsort / topk ---------------------------------------------------------------------
+
+SORTS = [((3, 5), -1), ((3, 5), 0), ((2, 3, 4), 1), ((6,), 0), ((1, 4), 1), ((), 0), ((0, 3), 1)]
+
+
+def _np_sort(a, d, descending):
+    if a.ndim == 0:
+        return a, np.zeros((), np.int64)
+    order = np.argsort(-a if descending else a, axis=d, kind="stable")
+    return np.take_along_axis(a, order, d), order
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
+@pytest.mark.parametrize("descending", [False, True])
+@pytest.mark.parametrize("shape,dim", SORTS)
+def test_sort_and_argsort(shape, dim, descending, dtype, transposed):
+    a = np.round(data(shape, 3))  # many ties: stable order is checked
+    ea = a.astype(dtype.np)
+    x = make(a, dtype, transposed)
+    values, indices = x.sort(dim, descending=descending)
+    ref_v, ref_i = _np_sort(ea, dim, descending)
+    check(values, ref_v, dtype)
+    check(indices, ref_i, dg.int64)
+    check(dg.argsort(x, dim=dim, descending=descending), ref_i, dg.int64)
+    v2, i2 = dg.sort(x, dim, descending, stable=True)
+    check(i2, ref_i, dg.int64)
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
+@pytest.mark.parametrize("largest", [True, False])
+@pytest.mark.parametrize("shape,dim,k", [((3, 5), -1, 2), ((3, 5), 0, 3), ((2, 3, 4), 1, 1),
+                                         ((6,), 0, 6), ((4, 2), 0, 0), ((), 0, 1)])
+def test_topk(shape, dim, k, largest, dtype, transposed):
+    a = np.round(data(shape, 4))
+    ea = a.astype(dtype.np)
+    values, indices = make(a, dtype, transposed).topk(k, dim, largest=largest)
+    ref_v, ref_i = _np_sort(ea, dim, largest)
+    if ea.ndim:
+        ref_v, ref_i = np.take(ref_v, np.arange(k), dim), np.take(ref_i, np.arange(k), dim)
+    check(values, ref_v, dtype)
+    check(indices, ref_i, dg.int64)
+
+
+@pytest.mark.parametrize("fn", [lambda t: t.sort(1).values, lambda t: t.sort(0, True).values,
+                                lambda t: t.topk(2, 1).values, lambda t: t.topk(2, 0, False).values,
+                                lambda t: t.topk(1).values])
+def test_sort_topk_gradcheck(fn):
+    x = dg.tensor(data((3, 4), 7), dtype=dg.float64, requires_grad=True)
+    assert gradcheck(fn, (x,))
+    xt = dg.tensor(np.ascontiguousarray(data((3, 4), 7).T), dtype=dg.float64, requires_grad=True)
+    assert gradcheck(lambda t: fn(t.T), (xt,))
+
+
+TIES = [np.array([[1.0, 3.0, 3.0, 2.0, 3.0], [0.0, 0.0, -1.0, 0.0, 5.0]]),
+        np.array([[np.nan, 1.0, np.nan, -np.inf, 2.0], [4.0, np.inf, 4.0, np.nan, 0.0]])]
+NO_TIES = [np.array([[0.5, np.nan, -2.0, 7.0, 1.0], [3.0, -np.inf, 2.5, 0.0, np.inf]])]
+
+
+def _torch_pair(call, a):
+    """(ours, theirs) for ``call`` on ``a``, with input gradients from the same upstream weights."""
+    torch = pytest.importorskip("torch")
+    x, tx = dg.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    (ov, oi), (tv, ti) = call(x), call(tx)
+    w = data(tuple(tv.shape), 1)
+    ov.backward(dg.tensor(w))
+    tv.backward(torch.tensor(w))
+    return (ov.detach().numpy(), oi.numpy(), x.grad.numpy()), \
+        (tv.detach().numpy(), ti.numpy(), tx.grad.numpy())
+
+
+@pytest.mark.parametrize("call", [lambda t: t.sort(dim=1, stable=True),
+                                  lambda t: t.sort(dim=1, descending=True, stable=True),
+                                  lambda t: t.sort(dim=0, stable=True),
+                                  lambda t: t.sort(dim=0, descending=True, stable=True)])
+def test_sort_torch_parity_ties_nan_and_grads(call):
+    for a in TIES + NO_TIES:
+        ours, theirs = _torch_pair(call, a)
+        for o, t in zip(ours, theirs):
+            np.testing.assert_array_equal(o, t)
+        np.testing.assert_array_equal(dg.tensor(a).argsort(1).numpy(),
+                                      np.argsort(a, 1, kind="stable"))
+
+
+@pytest.mark.parametrize("call,d", [(lambda t: t.topk(3, 1), 1), (lambda t: t.topk(2, 1, False), 1),
+                                    (lambda t: t.topk(1, 0), 0),
+                                    (lambda t: t.topk(2, 0, largest=False), 0)])
+def test_topk_torch_parity_ties_nan_and_grads(call, d):
+    for a in NO_TIES:  # without ties indices and gradients are fully determined
+        ours, theirs = _torch_pair(call, a)
+        for o, t in zip(ours, theirs):
+            np.testing.assert_array_equal(o, t)
+    for a in TIES:  # with ties PyTorch leaves the order unspecified: same values, valid indices
+        (ov, oi, _), (tv, ti, _) = _torch_pair(call, a)
+        np.testing.assert_array_equal(ov, tv)
+        np.testing.assert_array_equal(np.take_along_axis(a, oi, d), ov)
+        assert all(len(set(r)) == len(r) for r in np.moveaxis(oi, d, -1).reshape(-1, oi.shape[d]))
+
+
+def test_gather_scatter_torch_parity_grads():
+    torch = pytest.importorskip("torch")
+    a, s = data((3, 4), 1), data((3, 2), 2)
+    index = [[0, 3], [1, 1], [2, 0]]
+    for fn in (lambda x, u, i: x.gather(1, i) * 1, lambda x, u, i: x.scatter_add(1, i, u),
+               lambda x, u, i: x.index_select(1, i[1]) * 1,
+               lambda x, u, i: x.index_add(1, i[2], u, alpha=2),
+               lambda x, u, i: x[i[:, 0], i[:, 1]] * 1):
+        x, u = dg.tensor(a, requires_grad=True), dg.tensor(s, requires_grad=True)
+        tx, tu = torch.tensor(a, requires_grad=True), torch.tensor(s, requires_grad=True)
+        o, r = fn(x, u, idx(index)), fn(tx, tu, torch.tensor(index))
+        np.testing.assert_allclose(o.detach().numpy(), r.detach().numpy(), rtol=1e-12)
+        w = data(tuple(r.shape), 3)
+        o.backward(dg.tensor(w))
+        r.backward(torch.tensor(w))
+        np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-12)
+        if tu.grad is not None:
+            np.testing.assert_allclose(u.grad.numpy(), tu.grad.numpy(), rtol=1e-12)
+
+
+def test_setitem_torch_parity_grads():
+    torch = pytest.importorskip("torch")
+    a = data((3, 4), 1)
+    for key in ((slice(0, 2),), ([2, 0],), (slice(None), [3, 1]), ([0, 2], [3, 0]), (1, 2)):
+        dkey = tuple(idx(k) if isinstance(k, list) else k for k in key)
+        tkey = tuple(torch.tensor(k) if isinstance(k, list) else k for k in key)
+        vv = data(tuple(torch.tensor(a)[tkey].shape), 2)
+        x, u = dg.tensor(a, requires_grad=True), dg.tensor(vv, requires_grad=True)
+        tx, tu = torch.tensor(a, requires_grad=True), torch.tensor(vv, requires_grad=True)
+        y, ty = x.clone(), tx.clone()
+        y[dkey] = u * 3
+        ty[tkey] = tu * 3
+        np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy())
+        w = data((3, 4), 3)
+        y.backward(dg.tensor(w))
+        ty.backward(torch.tensor(w))
+        np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy())
+        np.testing.assert_allclose(u.grad.numpy(), tu.grad.numpy())
+
+
+# --- errors: checked before any kernel runs ------------------------------------------------------
+
+@pytest.mark.parametrize("fn,pattern", [
+    (lambda x: x[3], "index 3 is out of bounds for dimension 0 with size 3"),
+    (lambda x: x[-4], "index -4 is out of bounds for dimension 0 with size 3"),
+    (lambda x: x[0, 4], "index 4 is out of bounds for dimension 1 with size 4"),
+    (lambda x: x[..., -5], "out of bounds for dimension 1"),
+    (lambda x: x[None, 0, 4], "out of bounds for dimension 1"),
+    (lambda x: x[idx([0, 3])], "index 3 is out of bounds for dimension 0 with size 3"),
+    (lambda x: x[idx([-4])], "index -4 is out of bounds"),
+    (lambda x: x[:, idx([1, 4])], "index 4 is out of bounds for dimension 1 with size 4"),
+    (lambda x: x[[0, 5]], "out of bounds"),
+    (lambda x: x[dg.tensor(3)], "out of bounds"),
+    (lambda x: x[0, 0, 0], "too many indices"),
+    (lambda x: x[..., ...], "single ellipsis"),
+    (lambda x: x[dg.tensor([True, False])], "shape of the mask"),
+    (lambda x: x[dg.tensor([0.0])], "must be long"),
+    (lambda x: x["a"], "only integers"),
+    (lambda x: x.gather(1, idx([[0, 4]])), "index 4 is out of bounds for dimension 1 with size 4"),
+    (lambda x: x.gather(0, idx([[-1]])), "index -1 is out of bounds"),
+    (lambda x: x.gather(2, idx([[0]])), "Dimension out of range"),
+    (lambda x: x.scatter(1, idx([[4]]), 0.0), "out of bounds"),
+    (lambda x: x.scatter_add(0, idx([[3]]), dg.ones(1, 1)), "out of bounds"),
+    (lambda x: x.index_select(1, idx([0, 4])), "index 4 is out of range for dimension 1"),
+    (lambda x: x.index_select(0, idx([-4])), "out of range"),
+    (lambda x: x.index_select(2, idx([0])), "Dimension out of range"),
+    (lambda x: x.index_select(0, dg.tensor([0.0])), "1-D int64"),
+    (lambda x: x.index_add(0, idx([3]), dg.ones(1, 4)), "out of range"),
+    (lambda x: dg.index_put(x, (idx([3]),), dg.tensor(1.0)), "out of bounds"),
+    (lambda x: x.sort(2), "Dimension out of range"),
+    (lambda x: x.topk(1, -3), "Dimension out of range"),
+    (lambda x: x.argsort(5), "Dimension out of range"),
+])
+def test_index_errors(fn, pattern):
+    x = dg.tensor(data((3, 4), 1))
+    before = x.numpy().copy()
+    with pytest.raises(IndexError, match=pattern):
+        fn(x)
+    np.testing.assert_array_equal(x.numpy(), before)
+
+
+@pytest.mark.parametrize("fn,exc,pattern", [
+    (lambda x: x.scatter_(1, idx([[0, 4]]), 1.0), IndexError, "out of bounds"),
+    (lambda x: x.scatter_add_(0, idx([[5, 0]]), dg.ones(1, 2, dtype=dg.float64)), IndexError,
+     "out of bounds"),
+    (lambda x: x.index_add_(1, idx([9]), dg.ones(3, 1, dtype=dg.float64)), IndexError,
+     "out of range"),
+    (lambda x: x.masked_fill_(dg.ones(4, dtype=dg.bool), 0.0), None, None),
+    (lambda x: x.__setitem__(idx([0, 7]), 1.0), IndexError, "out of bounds"),
+    (lambda x: x.gather(1, dg.tensor([[0, 1]], dtype=dg.int32)), RuntimeError,
+     "Expected dtype int64"),
+    (lambda x: x.gather(1, idx([0, 1])), RuntimeError, "same number of dimensions"),
+    (lambda x: x.gather(1, idx([[0], [1], [2], [0]])), RuntimeError, "Size does not match"),
+    (lambda x: x.scatter(1, idx([[0, 1]]), dg.ones(1, 1, dtype=dg.float64)), RuntimeError,
+     "smaller than src"),
+    (lambda x: x.index_add(0, idx([0]), dg.ones(2, 4)), RuntimeError, "should have shape"),
+    (lambda x: x.topk(5), RuntimeError, "out of range"),
+])
+def test_inplace_errors_leave_input_untouched(fn, exc, pattern):
+    x = dg.tensor(data((3, 4), 1))
+    before = x.numpy().copy()
+    if exc is None:  # masked_fill_ with a broadcasting mask works in place
+        fn(x)
+        check(x, np.zeros((3, 4)), dg.float64)
+        return
+    with pytest.raises(exc, match=pattern):
+        fn(x)
+    np.testing.assert_array_equal(x.numpy(), before)

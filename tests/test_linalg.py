@@ -1,0 +1,239 @@
+"""Linear algebra: forward vs a float64 NumPy reference, gradcheck, PyTorch parity, errors."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import dynagrad as dg
+from dynagrad.autograd import gradcheck
+
+TESTED_OPS = {"matmul", "mm", "bmm", "mv", "dot", "outer", "einsum"}
+
+FLOATS = [dg.float32, dg.float64]
+TOL = {"float32": dict(rtol=1e-5, atol=1e-5), "float64": dict(rtol=1e-12, atol=1e-12)}
+
+
+def data(shape, seed=0):
+    return np.random.default_rng(seed).uniform(-1.5, 1.5, size=shape)
+
+
+def make(arr, dtype, transposed=False):
+    """``arr``'s values, contiguous or as a transposed (non-contiguous) view of the last two dims."""
+    if transposed and arr.ndim >= 2:
+        return dg.tensor(np.ascontiguousarray(np.swapaxes(arr, -1, -2)), dtype=dtype).mT
+    return dg.tensor(arr, dtype=dtype)
+
+
+def check(actual, expected, dtype):
+    exp = np.asarray(expected)
+    assert tuple(actual.shape) == exp.shape, (tuple(actual.shape), exp.shape)
+    assert actual.dtype is dtype
+    a = actual.detach().numpy()
+    if a.dtype.kind in "iu":
+        np.testing.assert_array_equal(a, exp)
+    else:
+        np.testing.assert_allclose(a.astype(np.float64), exp, **TOL[a.dtype.name])
+
+
+# (op, shapes of the operands); einsum lines carry their equation
+CASES = [
+    ("matmul", (3, 4), (4, 2)),
+    ("matmul", (4,), (4,)),
+    ("matmul", (4,), (4, 2)),
+    ("matmul", (3, 4), (4,)),
+    ("matmul", (2, 3, 4), (4, 2)),
+    ("matmul", (3, 4), (2, 4, 2)),
+    ("matmul", (2, 1, 3, 4), (3, 4, 2)),
+    ("matmul", (4,), (2, 4, 3)),
+    ("matmul", (2, 3, 4), (4,)),
+    ("matmul", (1, 4), (4, 1)),
+    ("mm", (3, 4), (4, 2)),
+    ("mm", (1, 1), (1, 3)),
+    ("bmm", (2, 3, 4), (2, 4, 2)),
+    ("bmm", (1, 1, 2), (1, 2, 3)),
+    ("mv", (3, 4), (4,)),
+    ("dot", (4,), (4,)),
+    ("dot", (1,), (1,)),
+    ("outer", (3,), (2,)),
+    ("outer", (1,), (4,)),
+]
+EINSUM = [
+    ("ij,jk->ik", (3, 4), (4, 2)),
+    ("bij,bjk->bik", (2, 3, 4), (2, 4, 2)),
+    ("ij->ji", (3, 4)),
+    ("ij->", (3, 4)),
+    ("ij->j", (3, 4)),
+    ("i,i->", (4,), (4,)),
+    ("i,j->ij", (3,), (2,)),
+    ("ij,ij->ij", (3, 4), (3, 4)),
+    ("ij,jk", (3, 4), (4, 2)),
+    ("ba", (3, 4)),
+    ("...ij,...jk->...ik", (2, 3, 4), (2, 4, 2)),
+    ("...j,j", (2, 3, 4), (4,)),
+    ("...ij,...jk->...ik", (1, 3, 4), (2, 4, 2)),
+    ("b...,b->...", (2, 3, 4), (2,)),
+    ("ij,jk,kl->il", (2, 3), (3, 4), (4, 2)),
+    ("ii->", (3, 3)),
+    ("ii->i", (3, 3)),
+    ("iij->j", (2, 2, 3)),
+    ("ij,jj->i", (2, 3), (3, 3)),
+    ("ijk,k->", (2, 3, 4), (4,)),
+    ("ij,kj->ikj", (2, 3), (4, 3)),
+    (" i j , j k -> i k ", (3, 4), (4, 2)),
+]
+
+
+def _np_op(op, *arrays):
+    if op == "outer":
+        return np.outer(*arrays)
+    if op == "dot":
+        return np.dot(*arrays)
+    return np.matmul(*arrays)
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize("dtype", FLOATS + [dg.int64], ids=lambda d: d.name)
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0]}-{c[1]}-{c[2]}")
+def test_forward(case, dtype, transposed):
+    op, *shapes = case
+    arrays = [data(s, seed=i) for i, s in enumerate(shapes)]
+    if dtype is dg.int64:
+        arrays = [np.round(a * 3).astype(np.int64) for a in arrays]
+    else:
+        arrays = [a.astype(dtype.np).astype(np.float64) for a in arrays]
+    out = getattr(dg, op)(*[make(a, dtype, transposed) for a in arrays])
+    check(out, _np_op(op, *arrays), dtype)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0]}-{c[1]}-{c[2]}")
+def test_gradcheck(case):
+    op, *shapes = case
+    xs = [dg.tensor(data(s, seed=i + 5), dtype=dg.float64, requires_grad=True)
+          for i, s in enumerate(shapes)]
+    assert gradcheck(getattr(dg, op), xs)
+    # non-contiguous operands: the function transposes contiguous leaves
+    ts = [dg.tensor(np.ascontiguousarray(np.swapaxes(x.detach().numpy(), -1, -2)),
+                    dtype=dg.float64, requires_grad=True) if x.ndim >= 2 else x for x in xs]
+    assert gradcheck(lambda *a: getattr(dg, op)(*[t.mT if t.ndim >= 2 else t for t in a]), ts)
+    # only one operand requires grad
+    ys = [dg.tensor(data(s, seed=i), dtype=dg.float64, requires_grad=(i == 1))
+          for i, s in enumerate(shapes)]
+    assert gradcheck(getattr(dg, op), ys)
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: d.name)
+@pytest.mark.parametrize("case", EINSUM, ids=lambda c: c[0].replace(" ", "_"))
+def test_einsum_forward(case, dtype):
+    eq, *shapes = case
+    arrays = [data(s, seed=i).astype(dtype.np).astype(np.float64) for i, s in enumerate(shapes)]
+    out = dg.einsum(eq, *[make(a, dtype, transposed=True) for a in arrays])
+    check(out, np.einsum(eq.replace(" ", ""), *arrays), dtype)
+    check(dg.einsum(eq, [make(a, dtype) for a in arrays]), np.einsum(eq.replace(" ", ""), *arrays),
+          dtype)
+
+
+@pytest.mark.parametrize("case", EINSUM, ids=lambda c: c[0].replace(" ", "_"))
+def test_einsum_gradcheck(case):
+    eq, *shapes = case
+    xs = [dg.tensor(data(s, seed=i + 2), dtype=dg.float64, requires_grad=True)
+          for i, s in enumerate(shapes)]
+    assert gradcheck(lambda *a: dg.einsum(eq, *a), xs)
+
+
+def test_einsum_torch_parity():
+    torch = pytest.importorskip("torch")
+    for eq, *shapes in EINSUM:
+        arrays = [data(s, seed=i + 9) for i, s in enumerate(shapes)]
+        ours = [dg.tensor(a, dtype=dg.float64, requires_grad=True) for a in arrays]
+        theirs = [torch.tensor(a, requires_grad=True) for a in arrays]
+        o, t = dg.einsum(eq, *ours), torch.einsum(eq, *theirs)
+        np.testing.assert_allclose(o.detach().numpy(), t.detach().numpy(), rtol=1e-12, atol=1e-12)
+        w = data(tuple(t.shape), 1)
+        o.backward(dg.tensor(w, dtype=dg.float64))
+        t.backward(torch.tensor(w))
+        for x, y in zip(ours, theirs):
+            np.testing.assert_allclose(x.grad.numpy(), y.grad.numpy(), rtol=1e-12, atol=1e-12,
+                                       err_msg=eq)
+
+
+def test_matmul_torch_parity_with_broadcasting():
+    torch = pytest.importorskip("torch")
+    for sa, sb in [((4,), (4,)), ((4,), (2, 4, 3)), ((2, 1, 3, 4), (5, 4, 2)), ((3, 4), (4,)),
+                   ((1, 3, 4), (2, 4, 2)), ((2, 3, 4), (4,))]:
+        a, b = data(sa, 1), data(sb, 2)
+        da, db = (dg.tensor(x, dtype=dg.float64, requires_grad=True) for x in (a, b))
+        ta, tb = (torch.tensor(x, requires_grad=True) for x in (a, b))
+        o, t = da @ db, ta @ tb
+        assert tuple(o.shape) == tuple(t.shape)
+        np.testing.assert_allclose(o.detach().numpy(), t.detach().numpy(), rtol=1e-12)
+        w = data(tuple(t.shape), 3)
+        o.backward(dg.tensor(w, dtype=dg.float64))
+        t.backward(torch.tensor(w))
+        np.testing.assert_allclose(da.grad.numpy(), ta.grad.numpy(), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(db.grad.numpy(), tb.grad.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_operator_forms_and_double_backward():
+    a, b = data((2, 3), 1), data((3, 2), 2)
+    x = dg.tensor(a, dtype=dg.float64, requires_grad=True)
+    y = dg.tensor(b, dtype=dg.float64, requires_grad=True)
+    check(x @ y, a @ b, dg.float64)
+    check(x.matmul(y), a @ b, dg.float64)
+    check(x.mm(y), a @ b, dg.float64)
+    check(b @ x.detach(), b @ a, dg.float64)  # __rmatmul__ with a NumPy array on the left
+    go = dg.tensor(data((2, 2), 3), dtype=dg.float64, requires_grad=True)
+    assert dg.autograd.gradgradcheck(dg.matmul, (x, y), (go,))
+    v = dg.tensor(data((3,), 4), dtype=dg.float64, requires_grad=True)
+    assert dg.autograd.gradgradcheck(dg.mv, (x, v), (dg.tensor(data((2,), 5), dtype=dg.float64,
+                                                               requires_grad=True),))
+    assert dg.autograd.gradgradcheck(lambda p, q: dg.einsum("ij,jk->ik", p, q), (x, y), (go,))
+
+
+def test_outer_mixed_dtypes_promote():
+    out = dg.outer(dg.tensor([1, 2]), dg.tensor([0.5, 1.5, 2.0]))
+    check(out, np.outer([1, 2], [0.5, 1.5, 2.0]).astype(np.float32), dg.float32)
+
+
+# --- errors --------------------------------------------------------------------------------
+
+def test_matmul_shape_mismatch_message():
+    with pytest.raises(RuntimeError) as e:
+        dg.ones(2, 3) @ dg.ones(4, 5)
+    assert str(e.value) == "matmul: shapes (2, 3) and (4, 5) cannot be multiplied (3 != 4)"
+    with pytest.raises(RuntimeError, match=r"matmul: shapes \(3,\) and \(4,\) cannot be "):
+        dg.matmul(dg.ones(3), dg.ones(4))
+    with pytest.raises(RuntimeError, match=r"matmul: shapes \(2, 3, 4\) and \(3,\) cannot be "
+                                           r"multiplied \(4 != 3\)"):
+        dg.matmul(dg.ones(2, 3, 4), dg.ones(3))
+
+
+@pytest.mark.parametrize("fn,args,pattern", [
+    (dg.matmul, ((), (3,)), "at least 1D"),
+    (dg.matmul, ((2, 3, 4), (3, 4, 2)), "not broadcastable"),
+    (dg.mm, ((2, 3), (3,)), "2-D"),
+    (dg.mm, ((2, 3), (2, 3)), r"mm: shapes \(2, 3\) and \(2, 3\) cannot be multiplied \(3 != 2\)"),
+    (dg.bmm, ((2, 3), (3, 2)), "3-D"),
+    (dg.bmm, ((2, 3, 4), (3, 4, 2)), "batch sizes differ"),
+    (dg.bmm, ((2, 3, 4), (2, 3, 2)), "cannot be multiplied"),
+    (dg.mv, ((2, 3), (2,)), "cannot be multiplied"),
+    (dg.mv, ((3,), (3,)), "2-D matrix"),
+    (dg.dot, ((3,), (4,)), "inconsistent tensor size"),
+    (dg.dot, ((2, 2), (2,)), "1D tensors expected"),
+    (dg.outer, ((2, 2), (2,)), "1D tensors expected"),
+])
+def test_shape_errors(fn, args, pattern):
+    with pytest.raises(RuntimeError, match=pattern):
+        fn(*[dg.ones(s) for s in args])
+
+
+def test_dtype_and_einsum_errors():
+    with pytest.raises(RuntimeError, match="same dtype"):
+        dg.ones(2, 2) @ dg.ones(2, 2, dtype=dg.float64)
+    with pytest.raises(RuntimeError, match="bool"):
+        dg.ones(2, 2, dtype=dg.bool) @ dg.ones(2, 2, dtype=dg.bool)
+    with pytest.raises(RuntimeError, match="operands"):
+        dg.einsum("ij,jk->ik", dg.ones(2, 2))
+    with pytest.raises(RuntimeError, match="number of subscripts"):
+        dg.einsum("ijk->i", dg.ones(2, 2))
+    with pytest.raises(RuntimeError, match="einsum"):
+        dg.einsum("ij,jk->ik", dg.ones(2, 3), dg.ones(4, 2))

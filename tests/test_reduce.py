@@ -1,0 +1,532 @@
+"""Reductions and scans: forward vs a float64 NumPy reference, gradcheck, PyTorch parity, errors.
+
+One table line per (op, shape, arguments). Each line runs in float32 and float64, on a contiguous
+tensor and on a non-contiguous view of the same values.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import dynagrad as dg
+from dynagrad.autograd import gradcheck
+
+TESTED_OPS = {"sum", "mean", "prod", "amax", "amin", "argmax", "argmin", "max", "min", "all",
+              "any", "var", "std", "logsumexp", "norm", "cumsum", "cumprod"}
+
+FLOATS = [dg.float32, dg.float64]
+TOL = {"float32": dict(rtol=2e-5, atol=2e-5), "float64": dict(rtol=1e-10, atol=1e-12)}
+
+
+def data(shape, seed=0, low=-2.0, high=2.0):
+    return np.random.default_rng(seed).uniform(low, high, size=shape)
+
+
+def make(arr, dtype, layout="C", requires_grad=False):
+    """A tensor with ``arr``'s values: contiguous ("C"), a transposed view ("T") or strided ("S")."""
+    arr = np.asarray(arr)
+    if layout == "T" and arr.ndim >= 2:
+        t = dg.tensor(np.ascontiguousarray(arr.T), dtype=dtype).T
+        assert not t.is_contiguous() or 1 in arr.shape or 0 in arr.shape
+    elif layout == "S" and arr.ndim >= 1:
+        wide = np.repeat(arr, 2, axis=-1)
+        t = dg.tensor(wide, dtype=dtype)[..., ::2]
+        assert not t.is_contiguous() or arr.shape[-1] <= 1 or 0 in arr.shape
+    else:
+        t = dg.tensor(arr, dtype=dtype)
+    if requires_grad:
+        t.requires_grad_()
+    return t
+
+
+def check(actual, expected, dtype=None):
+    """``actual`` (a Tensor) equals the float64 reference ``expected`` within dtype tolerances."""
+    exp = np.asarray(expected)
+    assert tuple(actual.shape) == exp.shape, (tuple(actual.shape), exp.shape)
+    if dtype is not None:
+        assert actual.dtype is dtype, (actual.dtype, dtype)
+    a = actual.detach().numpy()
+    if a.dtype.kind in "biu":
+        np.testing.assert_array_equal(a, exp)
+    else:
+        tol = TOL.get(a.dtype.name, TOL["float32"])
+        np.testing.assert_allclose(a.astype(np.float64), exp, equal_nan=True, **tol)
+
+
+# --- NumPy references -------------------------------------------------------------------------
+
+def _axis(dim, a):
+    if a.ndim == 0:
+        return None
+    return tuple(dim) if isinstance(dim, (list, tuple)) else dim
+
+
+def _np_logsumexp(a, dim, keepdim=False):
+    if a.ndim == 0:
+        return a.copy()
+    ax = _axis(dim, a)
+    m = np.max(a, axis=ax, keepdims=True)
+    m = np.where(np.isinf(m), 0.0, m)
+    r = np.log(np.sum(np.exp(a - m), axis=ax, keepdims=True)) + m
+    return r if keepdim else np.squeeze(r, axis=ax if ax is not None else tuple(range(a.ndim)))
+
+
+def _np_norm(a, p="fro", dim=None, keepdim=False):
+    ax, b = _axis(dim, a), np.abs(a)
+    if p in ("fro", 2):
+        return np.sqrt(np.sum(b * b, axis=ax, keepdims=keepdim))
+    if p == math.inf:
+        return np.max(b, axis=ax, keepdims=keepdim)
+    if p == -math.inf:
+        return np.min(b, axis=ax, keepdims=keepdim)
+    if p == 0:
+        return np.sum(b != 0, axis=ax, keepdims=keepdim).astype(np.float64)
+    return np.sum(b ** p, axis=ax, keepdims=keepdim) ** (1.0 / p)
+
+
+def _np_first_arg(fn):
+    """np.argmax/argmin over one dim (or flattened), with keepdim."""
+    def ref(a, dim=None, keepdim=False):
+        if dim is None:
+            r = np.asarray(fn(a.reshape(-1)))
+            return r.reshape((1,) * a.ndim) if keepdim else r
+        if a.ndim == 0:
+            return np.asarray(0)
+        r = fn(a, axis=dim)
+        return np.expand_dims(r, dim) if keepdim else r
+    return ref
+
+
+REFS = {
+    "sum": lambda a, dim=None, keepdim=False: np.sum(a, axis=_axis(dim, a), keepdims=keepdim),
+    "mean": lambda a, dim=None, keepdim=False: np.mean(a, axis=_axis(dim, a), keepdims=keepdim),
+    "prod": lambda a, dim=None, keepdim=False: np.prod(a, axis=_axis(dim, a), keepdims=keepdim),
+    "amax": lambda a, dim=None, keepdim=False: np.max(a, axis=_axis(dim, a), keepdims=keepdim),
+    "amin": lambda a, dim=None, keepdim=False: np.min(a, axis=_axis(dim, a), keepdims=keepdim),
+    "var": lambda a, dim=None, keepdim=False, correction=1: np.var(
+        a, axis=_axis(dim, a), ddof=correction, keepdims=keepdim),
+    "std": lambda a, dim=None, keepdim=False, correction=1: np.std(
+        a, axis=_axis(dim, a), ddof=correction, keepdims=keepdim),
+    "logsumexp": _np_logsumexp,
+    "norm": _np_norm,
+    "cumsum": lambda a, dim: np.cumsum(a, axis=dim) if a.ndim else a.copy(),
+    "cumprod": lambda a, dim: np.cumprod(a, axis=dim) if a.ndim else a.copy(),
+    "argmax": _np_first_arg(np.argmax),
+    "argmin": _np_first_arg(np.argmin),
+}
+
+# (op, shape, kwargs)
+CASES = [
+    ("sum", (3, 4), {}),
+    ("sum", (3, 4), dict(dim=1)),
+    ("sum", (3, 4), dict(dim=-1, keepdim=True)),
+    ("sum", (2, 3, 4), dict(dim=(0, 2))),
+    ("sum", (2, 3, 4), dict(dim=(-1, 0), keepdim=True)),
+    ("sum", (2, 3, 4), dict(dim=(0, 1))),
+    ("sum", (1, 3), dict(dim=0)),
+    ("sum", (), {}),
+    ("sum", (), dict(dim=0, keepdim=True)),
+    ("sum", (0, 3), dict(dim=0)),
+    ("mean", (3, 4), {}),
+    ("mean", (3, 4), dict(dim=0, keepdim=True)),
+    ("mean", (2, 3, 4), dict(dim=(-1, -3))),
+    ("mean", (), {}),
+    ("prod", (3, 4), {}),
+    ("prod", (3, 4), dict(dim=1)),
+    ("prod", (2, 3, 2), dict(dim=-2, keepdim=True)),
+    ("prod", (), {}),
+    ("amax", (3, 4), dict(dim=1)),
+    ("amax", (2, 3, 4), dict(dim=(0, 2), keepdim=True)),
+    ("amax", (3, 4), dict(dim=None)),
+    ("amax", (), dict(dim=None)),
+    ("amin", (3, 4), dict(dim=-1)),
+    ("amin", (2, 3, 4), dict(dim=(1, 2))),
+    ("amin", (1, 4), dict(dim=0, keepdim=True)),
+    ("var", (3, 4), {}),
+    ("var", (3, 4), dict(dim=1)),
+    ("var", (3, 4), dict(dim=0, keepdim=True, correction=0)),
+    ("var", (2, 3, 4), dict(dim=(0, 2), correction=2)),
+    ("std", (3, 4), {}),
+    ("std", (3, 4), dict(dim=-1, keepdim=True)),
+    ("std", (2, 3, 4), dict(dim=(1,), correction=0)),
+    ("logsumexp", (3, 4), dict(dim=1)),
+    ("logsumexp", (3, 4), dict(dim=(0, 1), keepdim=True)),
+    ("logsumexp", (2, 3, 4), dict(dim=-1)),
+    ("logsumexp", (), dict(dim=0)),
+    ("norm", (3, 4), {}),
+    ("norm", (3, 4), dict(p=2, dim=1)),
+    ("norm", (3, 4), dict(p=1, dim=0, keepdim=True)),
+    ("norm", (3, 4), dict(p=math.inf, dim=1)),
+    ("norm", (3, 4), dict(p=-math.inf)),
+    ("norm", (3, 4), dict(p=0, dim=1)),
+    ("norm", (2, 3, 4), dict(p=3, dim=(0, 2))),
+    ("norm", (3, 4), dict(p=0.5, dim=-1)),
+    ("norm", (), {}),
+    ("cumsum", (3, 4), dict(dim=1)),
+    ("cumsum", (3, 4), dict(dim=0)),
+    ("cumsum", (2, 3, 4), dict(dim=-2)),
+    ("cumsum", (), dict(dim=0)),
+    ("cumsum", (1, 3), dict(dim=0)),
+    ("cumprod", (3, 4), dict(dim=1)),
+    ("cumprod", (2, 3, 4), dict(dim=-1)),
+    ("cumprod", (), dict(dim=0)),
+    ("argmax", (3, 4), {}),
+    ("argmax", (3, 4), dict(dim=1)),
+    ("argmax", (2, 3, 4), dict(dim=-2, keepdim=True)),
+    ("argmax", (), dict(dim=0)),
+    ("argmin", (3, 4), dict(dim=0)),
+    ("argmin", (2, 3, 4), {}),
+    ("argmin", (1, 4), dict(dim=0, keepdim=True)),
+]
+
+# ops whose gradient is checked (argmax/argmin have none; norm with p=0 is piecewise constant)
+NO_GRAD = {"argmax", "argmin"}
+
+
+def _id(case):
+    op, shape, kw = case
+    return f"{op}-{shape}-" + ",".join(f"{k}={v}" for k, v in kw.items())
+
+
+def _call(op, x, kw):
+    return getattr(dg, op)(x, **kw)
+
+
+# 0-d and 1-d inputs have one layout only; the others also run as a transposed and a strided view
+LAYOUTS = [(case, layout) for case in CASES for layout in ("C", "T", "S")
+           if layout == "C" or len(case[1]) >= 2]
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: d.name)
+@pytest.mark.parametrize("case,layout", LAYOUTS, ids=[f"{_id(c)}-{lay}" for c, lay in LAYOUTS])
+def test_forward(case, layout, dtype):
+    op, shape, kw = case
+    a = data(shape, seed=len(shape) + 7 * len(kw))
+    if op in ("prod", "cumprod"):
+        a = data(shape, low=0.5, high=1.5)
+    a = a.astype(dtype.np).astype(np.float64)  # the reference sees exactly the tensor's values
+    out = _call(op, make(a, dtype, layout), kw)
+    expected = REFS[op](a, **kw)
+    out_dtype = dg.int64 if op in ("argmax", "argmin") else dtype
+    check(out, expected, out_dtype)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c[0] not in NO_GRAD
+                                  and c[2].get("p") != 0 and 0 not in c[1]], ids=_id)
+def test_gradcheck(case):
+    op, shape, kw = case
+    a = data(shape, seed=3)
+    if op in ("prod", "cumprod"):
+        a = data(shape, seed=3, low=0.5, high=1.5)
+    if kw.get("p") in (math.inf, -math.inf) or op in ("amax", "amin"):
+        a = np.random.default_rng(3).permutation(np.arange(a.size, dtype=np.float64)).reshape(
+            shape) / 3 - 1.1  # distinct values: max/min are differentiable there
+    x = dg.tensor(a, dtype=dg.float64, requires_grad=True)
+    assert gradcheck(lambda t: _call(op, t, kw), (x,))
+    if len(shape) >= 2:  # the same on a transposed (non-contiguous) view
+        xt = dg.tensor(np.ascontiguousarray(a.T), dtype=dg.float64, requires_grad=True)
+        assert gradcheck(lambda t: _call(op, t.T, kw), (xt,))
+
+
+# --- max / min with and without dim ------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", FLOATS + [dg.int64], ids=lambda d: d.name)
+@pytest.mark.parametrize("op", ["max", "min"])
+@pytest.mark.parametrize("shape,dim,keepdim", [((3, 4), 1, False), ((3, 4), 0, True),
+                                               ((2, 3, 4), -1, False), ((1, 4), 0, False),
+                                               ((), 0, False), ((), -1, True)])
+def test_max_min_dim(op, dtype, shape, dim, keepdim):
+    a = np.random.default_rng(1).permutation(np.arange(math.prod(shape))).reshape(shape) - 5
+    a = a.astype(dtype.np)
+    for layout in ("C", "T"):
+        vals, idx = getattr(dg, op)(make(a, dtype, layout), dim, keepdim=keepdim)
+        ref_idx = (np.argmax if op == "max" else np.argmin)(a, axis=dim) if a.ndim else \
+            np.asarray(0)
+        ref_vals = (np.max if op == "max" else np.min)(a, axis=dim if a.ndim else None)
+        if keepdim and a.ndim:
+            ref_idx, ref_vals = np.expand_dims(ref_idx, dim), np.expand_dims(ref_vals, dim)
+        check(vals, ref_vals.astype(np.float64) if dtype.is_floating_point else ref_vals, dtype)
+        check(idx, ref_idx, dg.int64)
+    full = getattr(dg, op)(make(a, dtype))
+    check(full, (np.max if op == "max" else np.min)(a), dtype)
+
+
+@pytest.mark.parametrize("op", ["max", "min"])
+@pytest.mark.parametrize("shape,dim,keepdim", [((3, 4), 1, False), ((2, 3, 2), 0, True),
+                                               ((), 0, False)])
+def test_max_min_dim_gradcheck(op, shape, dim, keepdim):
+    a = np.random.default_rng(2).permutation(np.arange(math.prod(shape), dtype=float)).reshape(
+        shape) * 0.37
+    x = dg.tensor(a, dtype=dg.float64, requires_grad=True)
+    assert gradcheck(lambda t: getattr(dg, op)(t, dim, keepdim=keepdim).values, (x,))
+    assert gradcheck(lambda t: getattr(dg, op)(t), (x,))
+
+
+def test_max_of_two_tensors_is_maximum():
+    a, b = data((3,), 1), data((2, 1), 2)
+    check(dg.max(dg.tensor(a), dg.tensor(b)), np.maximum(a, b), dg.float64)
+    check(dg.min(dg.tensor(a), other=dg.tensor(b)), np.minimum(a, b), dg.float64)
+
+
+def test_bool_and_int_reductions():
+    m = np.array([[True, False, True], [True, True, True]])
+    x = dg.tensor(m)
+    check(dg.all(x), np.all(m), dg.bool)
+    check(dg.all(x, 1), np.all(m, 1), dg.bool)
+    check(dg.any(x, dim=0, keepdim=True), np.any(m, 0, keepdims=True), dg.bool)
+    check(dg.sum(x), np.sum(m), dg.int64)
+    check(dg.amax(x, 1), np.max(m, 1), dg.bool)
+    check(dg.amin(x, 1), np.min(m, 1), dg.bool)
+    check(x.max(dim=1).indices, np.argmax(m, 1), dg.int64)
+    i = np.array([[3, -7, 2], [5, 5, -1]])
+    xi = dg.tensor(i)
+    check(dg.sum(xi, 0), np.sum(i, 0), dg.int64)
+    check(dg.prod(xi, 1), np.prod(i, 1), dg.int64)
+    check(dg.cumsum(xi, 1), np.cumsum(i, 1), dg.int64)
+    check(dg.cumprod(xi, 0), np.cumprod(i, 0), dg.int64)
+    check(dg.amax(xi, 0), np.max(i, 0), dg.int64)
+    check(dg.argmin(xi), np.argmin(i), dg.int64)
+    check(dg.any(dg.tensor([[0.0, 0.5], [0.0, 0.0]]), 1), np.array([True, False]), dg.bool)
+    check(dg.all(dg.tensor([[1, 2], [0, 3]]), 0), np.array([False, True]), dg.bool)
+    check(dg.sum(xi, dtype=dg.float64), np.float64(np.sum(i)), dg.float64)
+    check(dg.cumsum(xi, 0, dtype=dg.float32), np.cumsum(i, 0).astype(np.float64), dg.float32)
+
+
+def test_all_any_on_transposed_and_empty():
+    m = np.random.default_rng(5).uniform(size=(3, 4)) > 0.4
+    x = dg.tensor(np.ascontiguousarray(m.T)).T
+    check(dg.all(x, 0), np.all(m, 0), dg.bool)
+    check(dg.any(x, -1), np.any(m, -1), dg.bool)
+    check(dg.all(dg.zeros(0, 2)), np.bool_(True), dg.bool)
+    check(dg.any(dg.zeros(0, 2), 0), np.zeros(2, bool), dg.bool)
+
+
+def test_mean_empty_is_nan_and_int_mean_raises():
+    check(dg.zeros(0, 3).mean(0), np.full(3, np.nan), dg.float32)
+    assert np.isnan(dg.zeros(0).mean().item())
+    with pytest.raises(RuntimeError, match="mean"):
+        dg.tensor([1, 2]).mean()
+    check(dg.tensor([1, 2]).mean(dtype=dg.float64), np.float64(1.5), dg.float64)
+
+
+# --- gradients with ties, zeros, NaN ------------------------------------------------------
+
+def _grad(fn, arr, dtype=dg.float64):
+    x = dg.tensor(arr, dtype=dtype, requires_grad=True)
+    out = fn(x)
+    out = out.values if isinstance(out, tuple) else out
+    out.backward(dg.ones_like(out) * dg.tensor(np.arange(1, out.numel() + 1, dtype=float)
+                                               .reshape(tuple(out.shape)), dtype=dtype))
+    return x.grad.numpy()
+
+
+def test_amax_splits_ties_equally():
+    a = np.array([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0]])
+    np.testing.assert_allclose(_grad(lambda x: x.amax(1), a),
+                               [[0, 0.5, 0.5], [2 / 3, 2 / 3, 2 / 3]])
+    np.testing.assert_allclose(_grad(lambda x: x.amin(0), a), [[1, 0, 0], [0, 2, 3]])
+    np.testing.assert_allclose(_grad(lambda x: x.max(), a), [[0, 0.5, 0.5], [0, 0, 0]])
+
+
+def test_max_dim_routes_gradient_to_index():
+    a = np.array([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0]])
+    np.testing.assert_allclose(_grad(lambda x: x.max(1), a), [[0, 1, 0], [2, 0, 0]])
+    np.testing.assert_allclose(_grad(lambda x: x.min(0, keepdim=True), a),
+                               [[1, 0, 0], [0, 2, 3]])
+
+
+@pytest.mark.parametrize("arr,dim", [([[2.0, 0.0, 3.0], [1.5, 2.0, -1.0]], 1),
+                                     ([[0.0, 0.0, 3.0], [1.5, 2.0, -1.0]], 1),
+                                     ([[0.0, 0.0, 3.0], [1.5, 0.0, -1.0]], 0),
+                                     ([[0.0, 0.5], [2.0, 3.0]], None),
+                                     ([[0.0, 0.5], [2.0, 0.0]], None),
+                                     (0.0, None)])
+def test_prod_with_zeros(arr, dim):
+    a = np.array(arr)
+    x = dg.tensor(a, dtype=dg.float64, requires_grad=True)
+    kw = {} if dim is None else dict(dim=dim)
+    assert gradcheck(lambda t: t.prod(**kw), (x,))
+    if dim is not None:
+        assert gradcheck(lambda t: t.prod(dim, keepdim=True), (x,))
+    check(dg.prod(dg.tensor(a), **kw), np.prod(a, axis=dim))
+
+
+@pytest.mark.parametrize("arr,dim", [([2.0, 0.0, 3.0, 0.5], 0),
+                                     ([[0.0, 1.5, 0.0], [1.5, 2.0, 0.0]], 1),
+                                     ([[0.0, 1.5, 2.0], [1.5, 0.0, 0.7]], 0),
+                                     (0.0, 0)])
+def test_cumprod_with_zeros(arr, dim):
+    a = np.array(arr)
+    x = dg.tensor(a, dtype=dg.float64, requires_grad=True)
+    assert gradcheck(lambda t: t.cumprod(dim), (x,))
+    check(dg.cumprod(dg.tensor(a, dtype=dg.float64), dim), REFS["cumprod"](a, dim))
+
+
+def test_norm_gradient_at_zero_is_zero():
+    x = dg.zeros(3, dtype=dg.float64, requires_grad=True)
+    x.norm().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.zeros(3))
+
+
+def test_nan_propagates_through_max_min_and_argmax():
+    a = np.array([[1.0, np.nan, 3.0], [np.nan, 5.0, np.nan], [0.0, 2.0, -1.0]])
+    x = dg.tensor(a)
+    check(x.amax(1), np.array([np.nan, np.nan, 2.0]))
+    check(x.amin(1), np.array([np.nan, np.nan, -1.0]))
+    check(x.max(1).values, np.array([np.nan, np.nan, 2.0]))
+    check(x.max(1).indices, np.array([1, 0, 1]))
+    check(x.min(1).indices, np.array([1, 0, 2]))
+    check(x.argmax(1), np.array([1, 0, 1]))
+    check(x.argmin(1), np.array([1, 0, 2]))
+    check(x.argmax(), np.int64(1))
+    assert np.isnan(x.max().item()) and np.isnan(x.min().item())
+
+
+# --- errors --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("op,kw", [("sum", dict(dim=2)), ("mean", dict(dim=-3)),
+                                   ("amax", dict(dim=(0, 5))), ("argmax", dict(dim=2)),
+                                   ("max", dict(dim=-3)), ("cumsum", dict(dim=2)),
+                                   ("cumprod", dict(dim=-3)), ("prod", dict(dim=2)),
+                                   ("var", dict(dim=2)), ("logsumexp", dict(dim=2)),
+                                   ("norm", dict(dim=3)), ("all", dict(dim=2)),
+                                   ("any", dict(dim=-3)), ("std", dict(dim=(1, 2))),
+                                   ("min", dict(dim=2)), ("argmin", dict(dim=-3)),
+                                   ("amin", dict(dim=2))])
+def test_bad_dim_raises_index_error(op, kw):
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        getattr(dg, op)(dg.ones(2, 3), **kw)
+
+
+def test_repeated_dims_and_empty_extremes_raise():
+    with pytest.raises(RuntimeError, match="multiple times"):
+        dg.sum(dg.ones(2, 3), (1, -1))
+    with pytest.raises(IndexError, match="amax"):
+        dg.amax(dg.zeros(0, 3))
+    with pytest.raises(IndexError, match="argmax"):
+        dg.argmax(dg.zeros(2, 0), 1)
+    with pytest.raises(IndexError, match="max"):
+        dg.zeros(0).max()
+    check(dg.amax(dg.zeros(0, 3), 1), np.zeros(0))  # reducing a non-empty dim of an empty tensor
+
+
+# --- parity with PyTorch ------------------------------------------------------------------
+
+def _torch_grad(fn, arr):
+    torch = pytest.importorskip("torch")
+    x = torch.tensor(arr, dtype=torch.float64, requires_grad=True)
+    out = fn(x)
+    out = out.values if isinstance(out, tuple) else out
+    out.backward(torch.arange(1, out.numel() + 1, dtype=torch.float64).reshape(out.shape))
+    return x.grad.numpy()
+
+
+TIES = np.array([[1.0, 3.0, 3.0, -2.0], [2.0, 2.0, 2.0, 2.0], [0.0, -1.0, 5.0, 5.0]])
+
+PARITY = [
+    ("sum(dim=(0,1))", lambda m, x: m.sum(x, (0, 1))),
+    ("amax(1)", lambda m, x: m.amax(x, 1)),
+    ("amax(all)", lambda m, x: m.amax(x)),
+    ("amin((0,1),keepdim)", lambda m, x: m.amin(x, (0, 1), keepdim=True)),
+    ("max(1)", lambda m, x: m.max(x, 1)),
+    ("min(0,keepdim)", lambda m, x: m.min(x, 0, keepdim=True)),
+    ("max()", lambda m, x: m.max(x)),
+    ("min()", lambda m, x: m.min(x)),
+    ("prod(1)", lambda m, x: m.prod(x - 2.0, 1)),
+    ("prod()", lambda m, x: m.prod(x - 2.0)),
+    ("prod(0,keepdim)", lambda m, x: m.prod(x - 1.0, 0, keepdim=True)),
+    ("cumprod(1)", lambda m, x: m.cumprod(x - 2.0, 1)),
+    ("cumprod(0)", lambda m, x: m.cumprod(x, 0)),
+    ("cumsum(-1)", lambda m, x: m.cumsum(x, -1)),
+    ("var(1)", lambda m, x: m.var(x, 1)),
+    ("std(all)", lambda m, x: m.std(x)),
+    ("var(0,correction=0)", lambda m, x: m.var(x, 0, correction=0, keepdim=True)),
+    ("logsumexp(1)", lambda m, x: m.logsumexp(x, 1)),
+    ("norm()", lambda m, x: m.norm(x)),
+    ("norm(inf,1)", lambda m, x: m.norm(x, math.inf, 1)),
+    ("norm(1,0)", lambda m, x: m.norm(x - 2.0, 1, 0)),
+    ("norm(3,1)", lambda m, x: m.norm(x, 3, 1)),
+    ("mean((0,1))", lambda m, x: m.mean(x, (0, 1))),
+]
+
+
+@pytest.mark.parametrize("name,fn", PARITY, ids=[p[0] for p in PARITY])
+def test_torch_parity_values_and_grads(name, fn):
+    torch = pytest.importorskip("torch")
+    ours = fn(dg, dg.tensor(TIES, dtype=dg.float64))
+    theirs = fn(torch, torch.tensor(TIES, dtype=torch.float64))
+    if isinstance(theirs, tuple):
+        np.testing.assert_array_equal(ours.indices.numpy(), theirs.indices.numpy())
+        ours, theirs = ours.values, theirs.values
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(_grad(lambda x: fn(dg, x), TIES),
+                               _torch_grad(lambda x: fn(torch, x), TIES), rtol=1e-10, atol=1e-12)
+
+
+def test_torch_parity_arg_indices_with_ties_and_nan():
+    torch = pytest.importorskip("torch")
+    cases = [TIES, np.array([[np.nan, 1.0, np.nan], [2.0, np.nan, 9.0], [4.0, 4.0, 1.0]]),
+             np.array([[-np.inf, -np.inf], [np.inf, np.inf]])]
+    for a in cases:
+        ta, da = torch.tensor(a), dg.tensor(a, dtype=dg.float64)
+        for d in (0, 1):
+            for op in ("argmax", "argmin"):
+                np.testing.assert_array_equal(getattr(da, op)(d).numpy(),
+                                              getattr(ta, op)(d).numpy(), err_msg=f"{op}({d})")
+            for op in ("max", "min"):
+                ours, theirs = getattr(da, op)(d), getattr(ta, op)(d)
+                np.testing.assert_array_equal(ours.indices.numpy(), theirs.indices.numpy())
+                np.testing.assert_array_equal(ours.values.numpy(), theirs.values.numpy())
+            np.testing.assert_array_equal(da.amax(d).numpy(), ta.amax(d).numpy())
+        for op in ("argmax", "argmin"):
+            assert getattr(da, op)().item() == getattr(ta, op)().item()
+        assert tuple(da.argmax(keepdim=True).shape) == tuple(ta.argmax(keepdim=True).shape)
+
+
+def test_torch_parity_scalar_reductions():
+    torch = pytest.importorskip("torch")
+    for fn in (lambda m, x: m.sum(x), lambda m, x: m.sum(x, 0, keepdim=True),
+               lambda m, x: m.cumsum(x, 0), lambda m, x: m.logsumexp(x, 0),
+               lambda m, x: m.max(x, 0).values, lambda m, x: m.argmax(x, 0),
+               lambda m, x: m.prod(x), lambda m, x: m.amax(x, 0)):
+        ours, theirs = fn(dg, dg.tensor(1.5, dtype=dg.float64)), fn(torch, torch.tensor(1.5))
+        assert tuple(ours.shape) == tuple(theirs.shape)
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy())
+
+
+# --- more argument forms, double backward -------------------------------------------------
+
+def test_argument_forms():
+    a = data((3, 4), 11)
+    x = dg.tensor(a)
+    check(x.sum([]), np.sum(a))
+    check(x.sum(keepdim=True), np.sum(a, keepdims=True))
+    check(x.amax([]), np.max(a))
+    check(x.var(unbiased=False), np.var(a))
+    check(dg.var(x, 1, correction=0), np.var(a, 1))
+    check(x.std(0, unbiased=True, keepdim=True), np.std(a, 0, ddof=1, keepdims=True))
+    check(dg.tensor(a, dtype=dg.float32).mean(1, dtype=dg.float64),
+          np.mean(a.astype(np.float32).astype(np.float64), 1), dg.float64)
+    check(dg.tensor(a, dtype=dg.float32).norm(dim=1, dtype=dg.float64),
+          np.linalg.norm(a.astype(np.float32).astype(np.float64), axis=1), dg.float64)
+    check(dg.tensor(a, dtype=dg.float32).sum(0, dtype=dg.float64),
+          np.sum(a.astype(np.float32).astype(np.float64), 0), dg.float64)
+    inf = np.array([[-np.inf, -np.inf], [np.inf, 1.0], [-np.inf, 0.0]])
+    check(dg.tensor(inf).logsumexp(1), np.array([-np.inf, np.inf, 0.0]))
+
+
+@pytest.mark.parametrize("name,fn", [
+    ("sum", lambda x: x.sum(1)), ("mean", lambda x: x.mean(0, keepdim=True)),
+    ("prod", lambda x: x.prod(1)), ("prod0", lambda x: (x * x.new_tensor([[1.0, 0.0, 1.0]])).prod()),
+    ("cumsum", lambda x: x.cumsum(1)), ("cumprod", lambda x: x.cumprod(1)),
+    ("var", lambda x: x.var(1)), ("logsumexp", lambda x: x.logsumexp(1)),
+    ("norm", lambda x: x.norm(dim=1)), ("max", lambda x: x.max(1).values),
+    ("amax", lambda x: x.amax(0))])
+def test_gradgradcheck(name, fn):
+    a = np.array([[0.5, -1.2, 2.0], [1.1, 0.3, -0.7]])
+    x = dg.tensor(a, dtype=dg.float64, requires_grad=True)
+    shape = tuple(fn(x).shape)
+    go = dg.tensor(data(shape, 4), dtype=dg.float64, requires_grad=True)
+    assert dg.autograd.gradgradcheck(fn, (x,), (go,))
