@@ -99,11 +99,15 @@ def test_getitem_repeated_index_accumulates_gradient():
 
 def test_getitem_views_and_copies():
     x = dg.tensor(np.arange(6.0).reshape(2, 3))
-    basic, adv = x[1, 1:], x[idx([1])]
+    basic, adv, elem = x[1, 1:], x[idx([1])], x[1, 2]
     x.add_(10.0)
     check(basic, [14.0, 15.0], dg.float64)   # a view sees the write
+    check(elem, 15.0, dg.float64)            # so does a 0-d view from an all-int key
     check(adv, [[3.0, 4.0, 5.0]], dg.float64)  # an advanced index copied
     check(x[0][2], 12.0, dg.float64)
+    x[0][2].fill_(-1.0)  # writing through a 0-d view reaches the base
+    x[1, 0].mul_(2.0)
+    check(x, [[10.0, 11.0, -1.0], [26.0, 14.0, 15.0]], dg.float64)
 
 
 # --- x[key] = v ------------------------------------------------------------------------------

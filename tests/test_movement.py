@@ -201,6 +201,8 @@ CASES = [
     ("repeat-scalar", [()], lambda x: x.repeat(3), lambda a: _np_repeat(a, 3), True),
     ("repeat-zero", [(2, 3)], lambda x: x.repeat(0, 1), lambda a: _np_repeat(a, 0, 1), True),
     ("tile", [(2, 3)], lambda x: x.tile((2,)), lambda a: np.tile(a, (1, 2)), True),
+    ("tile-int", [(2, 3)], lambda x: x.tile(2), lambda a: np.tile(a, 2), True),
+    ("tile-varargs", [(3,)], lambda x: x.tile(2, 2), lambda a: np.tile(a, (2, 2)), True),
     ("tile-more", [(2, 3)], lambda x: dg.tile(x, (2, 1, 2)), lambda a: np.tile(a, (2, 1, 2)),
      True),
     ("flip", [(2, 3, 4)], lambda x: x.flip((0, 2)), lambda a: np.flip(a, (0, 2)), True),

@@ -181,7 +181,7 @@ CASES = [
     ("argmin", (1, 4), dict(dim=0, keepdim=True)),
 ]
 
-# ops whose gradient is checked (argmax/argmin have none; norm with p=0 is piecewise constant)
+# ops without a gradient
 NO_GRAD = {"argmax", "argmin"}
 
 
@@ -213,8 +213,8 @@ def test_forward(case, layout, dtype):
     check(out, expected, out_dtype)
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c[0] not in NO_GRAD
-                                  and c[2].get("p") != 0 and 0 not in c[1]], ids=_id)
+@pytest.mark.parametrize("case", [c for c in CASES if c[0] not in NO_GRAD and 0 not in c[1]],
+                         ids=_id)
 def test_gradcheck(case):
     op, shape, kw = case
     a = data(shape, seed=3)
@@ -368,6 +368,11 @@ def test_norm_gradient_at_zero_is_zero():
     x = dg.zeros(3, dtype=dg.float64, requires_grad=True)
     x.norm().backward()
     np.testing.assert_array_equal(x.grad.numpy(), np.zeros(3))
+    y = dg.tensor([[0.0, 2.0], [-1.0, 0.5]], requires_grad=True)
+    n0 = y.norm(0, 1)  # counts nonzeros: differentiable, with a zero gradient
+    check(n0, np.array([1.0, 2.0]), dg.float32)
+    n0.sum().backward()
+    np.testing.assert_array_equal(y.grad.numpy(), np.zeros((2, 2)))
 
 
 def test_nan_propagates_through_max_min_and_argmax():

@@ -96,7 +96,7 @@ def run_backward(outputs, grad_outputs, retain_graph: bool, create_graph: bool,
         order = [n for n in order if id(n) in needed]
     captured = [None] * (0 if inputs is None else len(inputs))
 
-    live = {id(n) for n in order}
+    live = None if targets is None else {id(n) for n in order}  # None: every node runs
     buffers = {}  # id(node) -> gradient per output, summed as producers deliver them
     for (node, nr), g in zip(root_edges, root_grads):
         _deliver(buffers, node, nr, g)
@@ -108,32 +108,43 @@ def run_backward(outputs, grad_outputs, retain_graph: bool, create_graph: bool,
             grads = buffers.pop(id(node), None)
             if grads is None:
                 continue
-            grads = _run_prehooks(node, grads)
+            is_leaf = type(node) is AccumulateGrad
+            if is_leaf or node._pre_hooks or node._retain_hooks:
+                grads = _run_prehooks(node, grads)
             if targets is not None and id(node) in targets:
                 for nr, k, t in targets[id(node)]:
                     captured[k] = grads[nr]
                     if accumulate:
                         _accumulate(t, grads[nr], create_graph)
-                if isinstance(node, AccumulateGrad) or not any(
+                if is_leaf or not any(
                         e is not None and id(e[0]) in live for e in node.next_functions):
                     continue
-            if isinstance(node, AccumulateGrad):
+            if is_leaf:
                 leaf = node.variable
                 if accumulate and targets is None and leaf is not None:
                     _accumulate(leaf, grads[0], create_graph)
                 continue
-            grads = _materialize(node, grads)
+            if len(grads) > 1 or grads[0] is None:
+                grads = _materialize(node, grads)
             in_grads = node.apply(*grads)
-            if not isinstance(in_grads, tuple):
+            if type(in_grads) is not tuple:
                 in_grads = (in_grads,)
             if node._post_hooks:
                 for hook in node._post_hooks:
                     hook(in_grads, grads)
             if not retain_graph:
-                node.release()
+                node._saved = ()
+                node._released = True
             for e, g in zip(node.next_functions, in_grads):
-                if e is not None and g is not None and id(e[0]) in live:
-                    _deliver(buffers, e[0], e[1], g)
+                if e is None or g is None or (live is not None and id(e[0]) not in live):
+                    continue
+                nxt, nr = e
+                buf = buffers.get(id(nxt))
+                if buf is None:  # first gradient for this node: no addition needed
+                    buf = buffers[id(nxt)] = [None] * max(1, len(nxt._output_meta))
+                    buf[nr] = g
+                else:
+                    buf[nr] = g if buf[nr] is None else buf[nr] + g
     finally:
         grad_mode.GRAD_ENABLED[0] = prev_mode
     return captured

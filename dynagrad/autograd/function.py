@@ -57,14 +57,18 @@ class Node:
                 f"tensors of {self.name()} after they have already been freed). Saved intermediate "
                 "values of the graph are freed when you call .backward() or autograd.grad(). "
                 "Specify retain_graph=True if you need to backward through the graph a second time.")
-        for i, (t, v) in enumerate(zip(self._saved, self._saved_versions)):
+        for t, v in zip(self._saved, self._saved_versions):
             if t is not None and t._vc[0] != v:
-                raise RuntimeError(
+                self._raise_modified(t, v)
+        return self._saved
+
+    def _raise_modified(self, t, v) -> None:
+        i = next(k for k, s in enumerate(self._saved) if s is t)
+        raise RuntimeError(
                     "one of the variables needed for gradient computation has been modified by an "
                     f"inplace operation: [{t.dtype.name} tensor of shape {tuple(t.shape)}], saved by "
                     f"{self.name()} as tensor {i}, is at version {t._vc[0]}; expected version {v} "
                     "instead. Hint: clone the tensor before modifying it in place.")
-        return self._saved
 
     def release(self) -> None:
         """Drop saved tensors after a backward pass that does not retain the graph."""

@@ -1,6 +1,8 @@
 """Small helpers shared by the op families: argument checks, broadcasting, dims."""
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from ..dtypes import from_numpy_dtype
@@ -65,11 +67,7 @@ def shape_arg(args, op: str) -> tuple:
     """``f(2, 3)``, ``f((2, 3))`` and ``f([2, 3])`` all mean shape (2, 3)."""
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
         args = args[0]
-    shape = []
-    for s in args:
-        if isinstance(s, Tensor):
-            s = int(s)
-        if not isinstance(s, (int, np.integer)):
-            raise TypeError(f"{op}: size must be a sequence of ints, got {args!r}")
-        shape.append(int(s))
-    return tuple(shape)
+    try:  # ints, NumPy integers and integer 0-dim tensors all implement __index__
+        return tuple(map(operator.index, args))
+    except TypeError:
+        raise TypeError(f"{op}: size must be a sequence of ints, got {args!r}") from None

@@ -92,7 +92,7 @@ class _ElementwiseNode(Node):
                 continue
             gi = fn(g, *inputs, out, **self.params)
             shape, dt = meta
-            if tuple(gi.shape) != shape:
+            if gi._data.shape != shape:
                 gi = sum_to(gi, shape)
             if gi.dtype is not dt:
                 gi = gi.to(dt)

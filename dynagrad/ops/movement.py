@@ -65,6 +65,8 @@ def fresh_copy(arr: np.ndarray) -> np.ndarray:
 # --- views --------------------------------------------------------------------------------
 
 def _infer_shape(op: str, shape: tuple, numel: int, src_shape) -> tuple:
+    if -1 not in shape and math.prod(shape) == numel and min(shape, default=0) >= 0:
+        return shape  # the common case: a complete, valid shape
     neg = [i for i, s in enumerate(shape) if s == -1]
     if len(neg) > 1:
         raise RuntimeError(f"{op}: only one dimension can be inferred")
@@ -118,10 +120,14 @@ def _view_dtype(input: Tensor, dt) -> Tensor:
 
 def reshape(input: Tensor, *shape) -> Tensor:
     """New shape; a view when the layout allows, else a copy."""
-    shape = _infer_shape("reshape", shape_arg(shape, "reshape"), input._data.size, input.shape)
-    arr = input._data.reshape(shape)
-    out = _view(input, arr) if np.shares_memory(arr, input._data) or arr.size == 0 else \
-        _wrap(arr, input.dtype)
+    src = input._data
+    shape = _infer_shape("reshape", shape_arg(shape, "reshape"), src.size, src.shape)
+    arr = src.view()
+    try:  # in place of a shape change NumPy can do without copying: a view
+        arr.shape = shape
+        out = _view(input, arr)
+    except AttributeError:  # the layout needs a copy
+        out = _wrap(src.reshape(shape), input.dtype)
     if _tracks(input):
         _attach("ReshapeAliasBackward0" if out._base is not None else "ViewBackward0",
                 input, out, _reshape_back, in_shape=tuple(input.shape))
@@ -219,6 +225,20 @@ def _expand_back(node, g):
     return (sum_to(g, node.in_shape),)
 
 
+def _broadcast_view(src: np.ndarray, shape: tuple) -> np.ndarray:
+    """A read-only stride-0 view of ``src`` at ``shape`` (NumPy's broadcast_to, minus its
+    Python-level overhead for the common case of a contiguous source)."""
+    if not src.flags.c_contiguous:
+        return np.broadcast_to(src, shape)
+    lead = len(shape) - src.ndim
+    src_strides = (0,) * lead + src.strides
+    strides = tuple(0 if s == 1 and t != 1 else st
+                    for s, t, st in zip((1,) * lead + src.shape, shape, src_strides))
+    view = np.ndarray(shape, src.dtype, buffer=src, strides=strides)
+    view.flags.writeable = False
+    return view
+
+
 def expand(input: Tensor, *sizes) -> Tensor:
     """Broadcast to ``sizes`` without copying (-1 keeps a dim)."""
     sizes = shape_arg(sizes, "expand")
@@ -243,11 +263,7 @@ def expand(input: Tensor, *sizes) -> Tensor:
                                f"sizes: {list(sizes)}. Tensor sizes: {list(shape)}")
         final.append(s)
     final = tuple(final)
-    if final == shape:
-        arr = input._data.view()
-    else:
-        arr = np.broadcast_to(input._data, final)
-        arr.flags.writeable = False
+    arr = input._data.view() if final == shape else _broadcast_view(input._data, final)
     out = _view(input, arr)
     if _tracks(input):
         _attach("ExpandBackward0", input, out, _expand_back, in_shape=shape)
@@ -558,9 +574,10 @@ def repeat(input: Tensor, *repeats) -> Tensor:
     return res
 
 
-def tile(input: Tensor, dims) -> Tensor:
-    """Like ``repeat``, but ``dims`` shorter than the tensor's rank is padded with ones."""
-    dims = tuple(dims)
+def tile(input: Tensor, *dims) -> Tensor:
+    """Like ``repeat``, but ``dims`` shorter than the tensor's rank is padded with ones;
+    ``tile(2, 3)``, ``tile((2, 3))`` and ``tile(2)`` as PyTorch."""
+    dims = shape_arg(dims, "tile")
     dims = (1,) * (input.ndim - len(dims)) + dims
     return repeat(input, dims)
 

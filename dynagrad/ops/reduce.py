@@ -409,6 +409,13 @@ class NormBackward0(Node):
         return (where(o == 0, 0.0, ge * x / o),)
 
 
+class NormBackward1(Node):
+    """0-"norm" (the count of nonzeros) is piecewise constant: its gradient is zero (as PyTorch)."""
+
+    def backward(self, g):
+        return (g.new_zeros(self.shape),)
+
+
 def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
     """Vector p-norm over ``dim`` (``'fro'``/2, 1, inf, -inf, 0 or any real p)."""
     x = as_tensor_arg(input, "norm")
@@ -432,7 +439,12 @@ def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
     if p == -math.inf:
         return amin(a, dims, keepdim)
     if p == 0:
-        return (a != 0).to(x.dtype).sum(dims, keepdim=keepdim)
+        out = (a != 0).to(x.dtype).sum(dims, keepdim=keepdim)
+        if x._requires_grad and grad_mode.GRAD_ENABLED[0]:
+            node = NormBackward1()
+            node.shape = tuple(x.shape)
+            record(node, (x,), (out,))
+        return out
     if p == 1:
         return a.sum(dims, keepdim=keepdim)
     return (a ** p).sum(dims, keepdim=keepdim) ** (1.0 / p)
