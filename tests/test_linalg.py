@@ -7,7 +7,7 @@ import pytest
 import dynagrad as dg
 from dynagrad.autograd import gradcheck
 
-TESTED_OPS = {"matmul", "mm", "bmm", "mv", "dot", "outer", "einsum"}
+TESTED_OPS = {"matmul", "mm", "bmm", "mv", "dot", "outer", "einsum", "ger"}
 
 FLOATS = [dg.float32, dg.float64]
 TOL = {"float32": dict(rtol=1e-5, atol=1e-5), "float64": dict(rtol=1e-12, atol=1e-12)}
@@ -237,3 +237,8 @@ def test_dtype_and_einsum_errors():
         dg.einsum("ijk->i", dg.ones(2, 2))
     with pytest.raises(RuntimeError, match="einsum"):
         dg.einsum("ij,jk->ik", dg.ones(2, 3), dg.ones(4, 2))
+
+
+def test_ger_is_outer():
+    a, b = dg.tensor([1.0, 2.0]), dg.tensor([3.0, 4.0, 5.0])
+    assert dg.ger(a, b).tolist() == dg.outer(a, b).tolist() == [[3.0, 4.0, 5.0], [6.0, 8.0, 10.0]]

@@ -11,7 +11,8 @@ import pytest
 import dynagrad as dg
 from dynagrad.autograd import gradcheck
 
-TESTED_OPS = {"view", "reshape", "view_as", "reshape_as", "flatten", "unflatten", "transpose",
+TESTED_OPS = {"swapaxes", "concat", "concatenate", "view", "reshape", "view_as", "reshape_as",
+              "flatten", "unflatten", "transpose",
               "t", "permute", "movedim", "expand", "expand_as", "broadcast_to", "squeeze",
               "unsqueeze", "narrow", "select", "diagonal", "clone", "contiguous", "cat", "stack",
               "hstack", "vstack", "split", "chunk", "unbind", "repeat", "tile", "flip", "roll",
@@ -442,3 +443,10 @@ def test_movement_torch_parity_grads():
 def test_errors(fn, exc, pattern):
     with pytest.raises(exc, match=pattern):
         fn(dg.ones(2, 3))
+
+
+def test_aliases_swapaxes_concat_concatenate():
+    x = dg.arange(6).reshape(2, 3)
+    assert x.swapaxes(0, 1).tolist() == x.transpose(0, 1).tolist()
+    for fn in (dg.concat, dg.concatenate):
+        assert fn([x, x], 1).tolist() == dg.cat([x, x], 1).tolist()

@@ -40,6 +40,8 @@ def register(name: str, fn: Callable, family: str, method: bool | str = True,
     if functional:
         FUNCTIONS[name] = fn
     for alias in aliases:
+        REGISTRY[alias] = OpInfo(alias, fn, alias if method_name else None,
+                                 alias + "_" if inplace is not None else None, "alias")
         if method_name:
             setattr(Tensor, alias, fn)
         if inplace is not None:
