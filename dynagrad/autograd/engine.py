@@ -15,6 +15,9 @@ from __future__ import annotations
 
 from typing import Sequence
 
+import numpy as np
+
+from ..tensor import _wrap
 from . import grad_mode
 from .function import AccumulateGrad, accumulator
 
@@ -28,7 +31,6 @@ def _as_tuple(x) -> tuple:
 
 
 def _root_grads(outputs, grad_outputs) -> list:
-    from .. import ones_like
     grads = []
     for i, out in enumerate(outputs):
         g = grad_outputs[i] if i < len(grad_outputs) else None
@@ -39,7 +41,7 @@ def _root_grads(outputs, grad_outputs) -> list:
             if not out.dtype.is_floating_point:
                 raise RuntimeError("grad can be implicitly created only for real scalar outputs, "
                                    f"got {out.dtype.name}")
-            g = ones_like(out)
+            g = _wrap(np.ones(out._data.shape, out.dtype.np), out.dtype)
         elif tuple(g.shape) != tuple(out.shape):
             raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
                                f"{tuple(g.shape)} and output[{i}] has a shape of {tuple(out.shape)}.")

@@ -157,13 +157,17 @@ def accumulator(t) -> AccumulateGrad:
 
 def record(node: Node, inputs, outputs) -> Node:
     """Connect ``node`` to the tensors ``inputs`` and make it the grad_fn of ``outputs``."""
-    node.next_functions = tuple(None if t is None else edge_of(t) for t in inputs)
+    node.next_functions = tuple([None if t is None else edge_of(t) for t in inputs])
+    if len(outputs) == 1:  # one output always receives its gradient: no metadata needed
+        o = outputs[0]
+        o.grad_fn, o._output_nr, o._requires_grad = node, 0, True
+        return node
     meta = []
     for i, o in enumerate(outputs):
         o.grad_fn = node
         o._output_nr = i
         o._requires_grad = True
-        meta.append((o.shape, o.dtype))
+        meta.append((o._data.shape, o.dtype))
     node._output_meta = tuple(meta)
     return node
 

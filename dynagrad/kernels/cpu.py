@@ -89,12 +89,15 @@ def reduce_axis(x: np.ndarray, dim: int, kind: tuple, out_dtype) -> np.ndarray:
     """
     x3 = _three_d(x, dim)
     out = np.empty((x3.shape[0], x3.shape[2]), out_dtype)
-    init, combine, final, acc = kind
-    key = ("reduce", kind, _tname(x.dtype), _tname(out.dtype))
-    kernel = lookup(key, lambda: templates.reduce(
-        init, combine, final, _tname(x.dtype), acc, _tname(out.dtype)))
-    kernel(x3, out)
+    reduce_kernel(kind, _tname(x.dtype), _tname(out.dtype))(x3, out)
     return out.reshape(x.shape[:dim] + x.shape[dim + 1:])
+
+
+def reduce_kernel(kind: tuple, in_name: str, out_name: str):
+    """The compiled ``(O, R, I) -> (O, I)`` fold for ``kind`` = (init, combine, final, acc)."""
+    init, combine, final, acc = kind
+    return lookup(("reduce", kind, in_name, out_name),
+                  lambda: templates.reduce(init, combine, final, in_name, acc, out_name))
 
 
 def arg_reduce_axis(x: np.ndarray, dim: int, better: str) -> np.ndarray:

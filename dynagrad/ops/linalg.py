@@ -15,6 +15,7 @@ import numpy as np
 
 from ..autograd import grad_mode
 from ..autograd.function import node_class, record
+from ..dtypes import float32, float64
 from ..errors import describe
 from ..tensor import Tensor, _wrap
 from ._util import as_tensor_arg, broadcast_shapes
@@ -90,6 +91,16 @@ def _product(op: str, node_cls, a: Tensor, b: Tensor) -> Tensor:
 
 def matmul(input, other) -> Tensor:
     """Matrix product with NumPy/PyTorch rules: 1-D operands are vectors, leading dims broadcast."""
+    if type(input) is Tensor and type(other) is Tensor:  # hot path: 2-D float @ 2-D float
+        ad, bd, dt = input._data, other._data, input.dtype
+        if (other.dtype is dt and (dt is float32 or dt is float64) and ad.ndim == 2
+                and bd.ndim == 2 and ad.shape[1] == bd.shape[0]):
+            out = _wrap(np.matmul(ad, bd), dt)
+            if grad_mode.GRAD_ENABLED[0] and (input._requires_grad or other._requires_grad):
+                node = _MatmulNode()
+                node.save(input, other)
+                record(node, (input, other), (out,))
+            return out
     a, b = as_tensor_arg(input, "matmul"), as_tensor_arg(other, "matmul", "other")
     cls = _MatmulNode if a.ndim == 2 and b.ndim == 2 else (
         _DotNode if a.ndim == 1 and b.ndim == 1 else (

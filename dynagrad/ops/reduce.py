@@ -26,6 +26,7 @@ from ..errors import describe
 from ..kernels import cpu
 from ..tensor import Tensor, _wrap
 from ._util import as_tensor_arg, wrap_dim, wrap_dims
+from .movement import _broadcast_view
 from .registry import register
 
 values_indices = {name: namedtuple(name, ["values", "indices"])
@@ -95,7 +96,11 @@ def _expand_back(g: Tensor, shape: tuple, dims: tuple, keepdim: bool) -> Tensor:
 
 class SumBackward0(Node):
     def backward(self, g):
-        return (_expand_back(g, self.shape, self.dims, self.keepdim),)
+        if grad_mode.GRAD_ENABLED[0]:  # create_graph: keep the expansion differentiable
+            return (_expand_back(g, self.shape, self.dims, self.keepdim),)
+        # every input element receives its output's gradient: a stride-0 view, no copy
+        gd = g._data.reshape(_keep_shape(self.shape, self.dims))
+        return (_wrap(_broadcast_view(gd, tuple(self.shape)), g.dtype),)
 
 
 class MeanBackward0(Node):
@@ -109,8 +114,32 @@ def _sum_dtype(x: Tensor, dtype):
     return int64 if not x.dtype.is_floating_point else x.dtype
 
 
+_FULL_SUM: dict = {}  # float dtype -> (compiled entry point, numpy dtype): sum of everything
+
+
+def _full_sum_entry(dt):
+    """Entry point of the float fold for ``x.sum()`` on a contiguous tensor (the hot path)."""
+    init, combine, final = _FOLDS["sum"]["f"]
+    kernel = cpu.reduce_kernel((init, combine, final, "float64"), dt.name, dt.name)
+    entry = _FULL_SUM[dt] = (kernel.overloads[kernel.signatures[0]].entry_point, dt.np)
+    return entry
+
+
 def sum(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """Sum over ``dim`` (all dims when None). Integer and bool inputs sum to int64."""
+    if dim is None and not keepdim and dtype is None and type(input) is Tensor:
+        d = input._data
+        dt = input.dtype
+        if (dt is dtypes.float32 or dt is dtypes.float64) and d.flags.c_contiguous and d.size:
+            entry = _FULL_SUM.get(dt) or _full_sum_entry(dt)
+            res = np.empty((1, 1), entry[1])
+            entry[0](d.reshape(1, d.size, 1), res)  # exact types: safe to skip Numba's dispatch
+            out = _wrap(res.reshape(()), dt)
+            if input._requires_grad and grad_mode.GRAD_ENABLED[0]:
+                node = SumBackward0()
+                node.shape, node.dims, node.keepdim = d.shape, tuple(range(d.ndim)), False
+                record(node, (input,), (out,))
+            return out
     x = as_tensor_arg(input, "sum")
     dims = wrap_dims(dim, x.ndim, "sum")
     out_dt = _sum_dtype(x, dtype)
