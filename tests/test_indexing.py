@@ -316,7 +316,7 @@ def test_scatter_gradcheck(name, shape, dim, index, sshape):
 
 # (name, x shape, dim, 1-D index)
 SELECTS = [("dim0", (4, 3), 0, [3, 0, 0]), ("dim1", (4, 3), 1, [2, 1]),
-           ("neg-dim", (2, 3, 2), -1, [1, 0, 1]), ("neg-index", (4, 3), 0, [-1, 1]),
+           ("neg-dim", (2, 3, 2), -1, [1, 0, 1]),
            ("1d", (5,), 0, [4, 4, 0]), ("empty", (4, 3), 1, np.zeros(0, np.int64)),
            ("0d-index", (4, 3), 0, np.array(2))]
 
@@ -666,3 +666,12 @@ def test_inplace_errors_leave_input_untouched(fn, exc, pattern):
     with pytest.raises(exc, match=pattern):
         fn(x)
     np.testing.assert_array_equal(x.numpy(), before)
+
+
+def test_index_select_and_add_refuse_negative_positions_like_torch():
+    x = dg.arange(12.0).reshape(4, 3)
+    with pytest.raises(IndexError, match=r"index_select\(\): index -1 is out of range"):
+        x.index_select(0, dg.tensor([-1, 1]))
+    with pytest.raises(IndexError, match=r"index_add\(\): index -1 is out of range"):
+        x.index_add(0, dg.tensor([-1, 1]), dg.ones(2, 3))
+    assert x.tolist() == np.arange(12.0).reshape(4, 3).tolist()

@@ -153,3 +153,17 @@ def test_no_thread_spin_penalty_for_small_tensors(expr):
     a + a
     small = [k for k in cache._memory if k[0] == expr and k[4] in ("c", "p")]
     assert any(k[4] == "c" for k in small)
+
+
+def test_thread_pool_waits_passively():
+    # Numba's OpenMP pool must not busy-wait between calls on a 2-core machine
+    import resource
+    import time
+    assert os.environ.get("OMP_WAIT_POLICY") == "PASSIVE"
+    a = dg.rand(cpu.PARALLEL_MIN_ELEMENTS * 2)
+    a + a  # starts the pool
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    time.sleep(0.3)
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    busy = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    assert busy < 0.1, f"{busy:.2f}s of CPU burnt while idle: the thread pool is spinning"

@@ -402,11 +402,9 @@ def _check_index_vector(op: str, x: Tensor, dim: int, index) -> tuple:
     idx = index._data.reshape(-1)
     if idx.size:
         lo, hi = int(idx.min()), int(idx.max())
-        if lo < -size or hi >= size:
-            raise IndexError(f"{op}(): index {lo if lo < -size else hi} is out of range for "
+        if lo < 0 or hi >= size:  # PyTorch accepts no negative positions here either
+            raise IndexError(f"{op}(): index {lo if lo < 0 else hi} is out of range for "
                              f"dimension {d} with size {size}")
-        if lo < 0:
-            idx = np.where(idx < 0, idx + size, idx)
     return d, np.ascontiguousarray(idx, dtype=np.int64)
 
 
