@@ -76,12 +76,19 @@ def elementwise(expr: str, kinds: tuple, in_types: tuple, out_type: str, layout:
         body.append("    for i0 in range(n0):")
         body.append("        for i1 in range(n1):")
         body.append("            for i2 in range(n2):")
+        # hoist the row of every operand: the inner loop then walks 1-D views with a step of
+        # 0 (broadcast) or 1, which keeps the index arithmetic out of the hot loop
+        body.append("                o_row = out[i0, i1, i2]")
+        for i, k in enumerate(kinds):
+            if k == "a":
+                body.append(f"                r{i} = a{i}[i0 * m{i}[0], i1 * m{i}[1], "
+                            f"i2 * m{i}[2]]")
+                body.append(f"                s{i} = m{i}[3]")
         body.append("                for i3 in range(n3):")
         for i, k in enumerate(kinds):
             if k == "a":
-                idx = ", ".join(f"i{d} * m{i}[{d}]" for d in range(4))
-                body.append(f"                    {OPERAND_NAMES[i]} = a{i}[{idx}]")
-        body.append(f"                    out[i0, i1, i2, i3] = {expr}")
+                body.append(f"                    {OPERAND_NAMES[i]} = r{i}[i3 * s{i}]")
+        body.append(f"                    o_row[i3] = {expr}")
     names = args + [p for p, _ in params] + ["out"]
     src = (HEADER + _decorator(layout == "p") + f"def kernel({', '.join(names)}):\n"
            + "\n".join(body) + "\n")

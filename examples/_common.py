@@ -1,0 +1,52 @@
+"""Helpers shared by the examples: a tiny progress bar and the bundled digits data set."""
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+
+import dynagrad as dg
+
+
+class Progress:
+    """A one-line progress bar: ``for batch in Progress(loader, "epoch 1"): ...``."""
+
+    def __init__(self, iterable, label: str, width: int = 24):
+        self.iterable, self.label, self.width = iterable, label, width
+        self.total = len(iterable)
+        self.postfix = ""
+
+    def __iter__(self):
+        start = time.perf_counter()
+        for i, item in enumerate(self.iterable, 1):
+            yield item
+            done = int(self.width * i / self.total)
+            rate = i / max(time.perf_counter() - start, 1e-9)
+            sys.stdout.write(f"\r{self.label} [{'#' * done}{'.' * (self.width - done)}] "
+                             f"{i}/{self.total} {rate:5.1f} it/s {self.postfix}")
+            sys.stdout.flush()
+        sys.stdout.write("\n")
+
+
+def digits(test_fraction: float = 0.2, seed: int = 0, images: bool = True):
+    """scikit-learn's bundled 8x8 digits (no download): train/test tensors scaled to [0, 1]."""
+    from sklearn.datasets import load_digits
+    data = load_digits()
+    x = (data.data / 16.0).astype(np.float32)
+    y = data.target.astype(np.int64)
+    order = np.random.default_rng(seed).permutation(len(x))
+    x, y = x[order], y[order]
+    n_test = int(len(x) * test_fraction)
+    if images:
+        x = x.reshape(-1, 1, 8, 8)
+    return (dg.from_numpy(x[n_test:]), dg.from_numpy(y[n_test:]),
+            dg.from_numpy(x[:n_test]), dg.from_numpy(y[:n_test]))
+
+
+def accuracy(model, x: dg.Tensor, y: dg.Tensor) -> float:
+    model.eval()
+    with dg.no_grad():
+        pred = model(x).argmax(1)
+    model.train()
+    return (pred == y).float().mean().item()

@@ -1,0 +1,55 @@
+"""Train a small CNN on scikit-learn's bundled digits (8x8 images, no download).
+
+Run:  python examples/train_digits_cnn.py
+Reaches >= 97% test accuracy in well under a minute on a 2-core CPU (kernels compile on the first
+run only; later runs load them from the disk cache).
+"""
+import time
+
+import dynagrad as dg
+import dynagrad.nn as nn
+from dynagrad.utils.data import DataLoader, TensorDataset
+
+from _common import Progress, accuracy, digits
+
+
+def build_model() -> nn.Module:
+    return nn.Sequential(
+        nn.Conv2d(1, 16, kernel_size=3, padding=1), nn.ReLU(), nn.MaxPool2d(2),   # 16 x 4 x 4
+        nn.Conv2d(16, 32, kernel_size=3, padding=1), nn.ReLU(), nn.MaxPool2d(2),  # 32 x 2 x 2
+        nn.Flatten(), nn.Linear(32 * 2 * 2, 64), nn.ReLU(), nn.Dropout(0.1), nn.Linear(64, 10))
+
+
+def main(epochs: int = 15) -> float:
+    dg.manual_seed(0)
+    x_train, y_train, x_test, y_test = digits()
+    loader = DataLoader(TensorDataset(x_train, y_train), batch_size=64, shuffle=True,
+                        generator=dg.Generator().manual_seed(0))
+    model = build_model()
+    print(model)
+    optimizer = dg.optim.Adam(model.parameters(), lr=3e-3)
+    scheduler = dg.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=epochs)
+    loss_fn = nn.CrossEntropyLoss()
+    start = time.perf_counter()
+    for epoch in range(1, epochs + 1):
+        bar = Progress(loader, f"epoch {epoch:2d}/{epochs}")
+        for x, y in bar:
+            loss = loss_fn(model(x), y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            bar.postfix = f"loss {loss.item():.3f}"
+        scheduler.step()
+        print(f"  test accuracy {accuracy(model, x_test, y_test):.4f}")
+    acc = accuracy(model, x_test, y_test)
+    print(f"final test accuracy {acc:.4f} after {time.perf_counter() - start:.1f}s "
+          f"(kernels compiled {dg.kernels.cache_stats()['compiles']}, "
+          f"loaded from disk {dg.kernels.cache_stats()['disk_loads']})")
+    dg.save(model.state_dict(), "digits_cnn.dg")
+    print("saved the trained weights to digits_cnn.dg")
+    return acc
+
+
+if __name__ == "__main__":
+    final = main()
+    assert final >= 0.97, f"expected >= 97% test accuracy, got {final:.4f}"
