@@ -197,15 +197,15 @@ def _accumulate(t, g, create_graph: bool) -> None:
         return
     if g.dtype is not t.dtype:
         g = g.to(t.dtype)
-    if t.grad is None:
+    current = t.grad
+    if current is None:
         # store a tensor the user may modify in place: never a view or an alias of another grad
         # (with create_graph the copy is recorded, so the stored grad stays differentiable)
         t.grad = g.clone() if create_graph else g.detach().clone()
     elif create_graph:
-        t.grad = t.grad + g
-    else:
-        with grad_mode.no_grad():
-            t.grad.add_(g)
+        t.grad = current + g
+    else:  # the engine runs with grad mode off here: a plain in-place add
+        current.add_(g)
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool = False,
