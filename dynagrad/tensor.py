@@ -322,6 +322,11 @@ def _rebuild(arr, dtype_name, requires_grad):
 _new = object.__new__
 
 
+# Exact types the hot paths accept as tensors (``type(x) in TENSOR_TYPES`` is cheaper than
+# isinstance); nn adds Parameter.
+TENSOR_TYPES = {Tensor}
+
+
 def _wrap(arr: np.ndarray, dtype: _dtype_cls) -> Tensor:
     """A new tensor owning (or viewing) ``arr``, with no history. The hot-path constructor."""
     t = _new(Tensor)

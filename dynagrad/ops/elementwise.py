@@ -22,7 +22,7 @@ from ..dtypes import bool_, result_type
 from ..errors import describe
 from ..kernels import cache as kernel_cache
 from ..kernels import cpu
-from ..tensor import Tensor, _wrap
+from ..tensor import TENSOR_TYPES, Tensor, _wrap
 from ._util import broadcast_shapes
 from .registry import REGISTRY, register
 
@@ -190,7 +190,7 @@ def fast_binary(op: Elementwise, a: Tensor, b) -> Tensor:
     """
     da = a._data
     tb = type(b)
-    if tb is Tensor:
+    if tb in TENSOR_TYPES:
         db = b._data
         if b.dtype is not a.dtype or not da.ndim or not db.ndim:
             return compute(op, (a, b))
@@ -383,11 +383,12 @@ def inplace(op: Elementwise, self: Tensor, operands: tuple, params=None) -> Tens
             old if o is self else o for o in operands), params))
     if params is None and len(operands) == 2 and operands[0] is self:
         other = operands[1]
-        entry = op.fast.get(self.dtype if type(other) is Tensor else (self.dtype, type(other)))
+        tensor_other = type(other) in TENSOR_TYPES
+        entry = op.fast.get(self.dtype if tensor_other else (self.dtype, type(other)))
         da = self._data
         if (entry is not None and entry[1] is self.dtype and da.flags.c_contiguous
                 and da.size < _PARALLEL_MIN):
-            if type(other) is Tensor:
+            if tensor_other:
                 db = other._data
                 if other.dtype is self.dtype and db.shape == da.shape and db.flags.c_contiguous:
                     _HITS["hits"] += 1
@@ -399,9 +400,8 @@ def inplace(op: Elementwise, self: Tensor, operands: tuple, params=None) -> Tens
                 entry[0](da.ravel(), entry[3](other), da.ravel())
                 self._vc[0] += 1
                 return self
-        if entry is None and type(other) in (Tensor, float, int):
+        if entry is None and (tensor_other or type(other) in (float, int)):
             result = compute(op, operands, params, out=self)
-            tensor_other = type(other) is Tensor
             _remember_fast(op, self.dtype if tensor_other else (self.dtype, type(other)),
                            operands, ("a", "a") if tensor_other else ("a", "s"), "c")
             return result

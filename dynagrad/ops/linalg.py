@@ -17,7 +17,7 @@ from ..autograd import grad_mode
 from ..autograd.function import node_class, record
 from ..dtypes import float32, float64
 from ..errors import describe
-from ..tensor import Tensor, _wrap
+from ..tensor import TENSOR_TYPES, Tensor, _wrap
 from ._util import as_tensor_arg, broadcast_shapes
 from .elementwise import sum_to
 from .registry import register
@@ -91,7 +91,7 @@ def _product(op: str, node_cls, a: Tensor, b: Tensor) -> Tensor:
 
 def matmul(input, other) -> Tensor:
     """Matrix product with NumPy/PyTorch rules: 1-D operands are vectors, leading dims broadcast."""
-    if type(input) is Tensor and type(other) is Tensor:  # hot path: 2-D float @ 2-D float
+    if type(input) in TENSOR_TYPES and type(other) in TENSOR_TYPES:  # hot path: 2-D @ 2-D
         ad, bd, dt = input._data, other._data, input.dtype
         if (other.dtype is dt and (dt is float32 or dt is float64) and ad.ndim == 2
                 and bd.ndim == 2 and ad.shape[1] == bd.shape[0]):

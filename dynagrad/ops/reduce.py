@@ -24,7 +24,7 @@ from ..autograd.function import Node, record
 from ..dtypes import bool_, float64, int64
 from ..errors import describe
 from ..kernels import cpu
-from ..tensor import Tensor, _wrap
+from ..tensor import TENSOR_TYPES, Tensor, _wrap
 from ._util import as_tensor_arg, wrap_dim, wrap_dims
 from .movement import _broadcast_view
 from .registry import register
@@ -127,7 +127,7 @@ def _full_sum_entry(dt):
 
 def sum(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """Sum over ``dim`` (all dims when None). Integer and bool inputs sum to int64."""
-    if dim is None and not keepdim and dtype is None and type(input) is Tensor:
+    if dim is None and not keepdim and dtype is None and type(input) in TENSOR_TYPES:
         d = input._data
         dt = input.dtype
         if (dt is dtypes.float32 or dt is dtypes.float64) and d.flags.c_contiguous and d.size:

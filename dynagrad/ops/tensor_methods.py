@@ -12,7 +12,7 @@ from ..autograd import grad_mode
 from ..device import as_device
 from ..dtypes import dtype as DType
 from ..errors import describe
-from ..tensor import Tensor
+from ..tensor import TENSOR_TYPES, Tensor
 from . import elementwise as ew
 from .elementwise import OPS, compute, fast_binary, fast_unary, inplace, rebase_inplace
 from .linalg import matmul
@@ -33,7 +33,8 @@ def _binary(name: str):
     op = OPS[name]
 
     def forward(self, other):
-        if type(other) is Tensor or type(other) is float or type(other) is int:
+        t = type(other)
+        if t in TENSOR_TYPES or t is float or t is int:
             return fast_binary(op, self, other)
         other = _operand(other)
         return NotImplemented if other is None else compute(op, (self, other))
@@ -126,9 +127,16 @@ Tensor.cpu = lambda self, memory_format=None: self
 Tensor.cuda = lambda self, device=None, non_blocking=False: to(self, "cuda")
 
 
+_LEGACY_TYPE_NAMES = {  # PyTorch's legacy tensor type names, e.g. x.type() == 'torch.FloatTensor'
+    "float16": "dynagrad.HalfTensor", "float32": "dynagrad.FloatTensor",
+    "float64": "dynagrad.DoubleTensor", "uint8": "dynagrad.ByteTensor",
+    "int8": "dynagrad.CharTensor", "int16": "dynagrad.ShortTensor", "int32": "dynagrad.IntTensor",
+    "int64": "dynagrad.LongTensor", "bool": "dynagrad.BoolTensor"}
+
+
 def _type(self, dtype=None, non_blocking=False):
     if dtype is None:
-        return f"dynagrad.{self.dtype.name.capitalize()}Tensor"
+        return _LEGACY_TYPE_NAMES[self.dtype.name]
     return to_dtype(self, dtype)
 
 

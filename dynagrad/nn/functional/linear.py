@@ -1,0 +1,124 @@
+"""``linear`` and ``bilinear``: the affine maps behind ``nn.Linear`` and ``nn.Bilinear``.
+
+``linear`` is one GEMM on the input flattened to 2-D plus an in-place bias add, with a fused
+backward node: ``grad_x = g @ W``, ``grad_W = g^T @ x``, ``grad_b = g.sum(0)`` (three BLAS-speed
+NumPy calls; no batched products, no broadcast reductions).
+
+Example:
+    >>> import dynagrad as dg
+    >>> from dynagrad.nn.functional.linear import linear
+    >>> linear(dg.ones(2, 3), dg.ones(4, 3), dg.zeros(4)).shape
+    dynagrad.Size([2, 4])
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...autograd import grad_mode
+from ...autograd.function import Node, record
+from ...dtypes import float32, float64
+from ...errors import describe
+from ...ops.linalg import einsum, matmul
+from ...tensor import Tensor, _wrap
+
+__all__ = ["linear", "bilinear"]
+
+
+class _LinearBackward(Node):
+    """Backward of ``x @ W^T + b`` for float32/float64 with a 2-D weight."""
+
+    def backward(self, g):
+        x, w = self.saved_tensors
+        n_in, n_out = w.shape[1], w.shape[0]
+        want_x, want_w, want_b = (e is not None for e in self.next_functions)
+        if grad_mode.GRAD_ENABLED[0]:  # create_graph: the same formulas with dynagrad ops
+            g2 = g.reshape(-1, n_out)
+            gx = matmul(g2, w).reshape(tuple(x.shape)) if want_x else None
+            gw = matmul(g2.mT, x.reshape(-1, n_in)) if want_w else None
+            gb = g2.sum(0) if want_b else None
+            return gx, gw, gb
+        dt = g.dtype
+        gd = g._data.reshape(-1, n_out)
+        gx = _wrap(np.matmul(gd, w._data).reshape(x._data.shape), dt) if want_x else None
+        gw = _wrap(np.matmul(gd.T, x._data.reshape(-1, n_in)), dt) if want_w else None
+        gb = _wrap(gd.sum(0), dt) if want_b else None
+        return gx, gw, gb
+
+
+class AddmmBackward0(_LinearBackward):
+    pass
+
+
+class MmBackward0(_LinearBackward):
+    pass
+
+
+def _check_linear(x, weight, bias) -> None:
+    for name, t in (("input", x), ("weight", weight)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"linear(): argument '{name}' must be Tensor, not {type(t).__name__}")
+    if bias is not None and not isinstance(bias, Tensor):
+        raise TypeError(f"linear(): argument 'bias' must be Tensor, not {type(bias).__name__}")
+    if x.ndim == 0 or weight.ndim not in (1, 2):
+        raise RuntimeError(f"linear(): expected input with at least 1 dim and a 1-D or 2-D weight "
+                           f"(got input {describe(x)}, weight {describe(weight)})")
+    if x.shape[-1] != weight.shape[-1]:
+        rows = x.numel() // x.shape[-1] if x.shape[-1] else 0
+        w_shape = tuple(weight.shape)[::-1]
+        raise RuntimeError(f"linear(): mat1 and mat2 shapes cannot be multiplied "
+                           f"({rows}x{x.shape[-1]} and {'x'.join(map(str, w_shape))}) "
+                           f"(input {describe(x)}, weight {describe(weight)})")
+    if x.dtype is not weight.dtype or (bias is not None and bias.dtype is not x.dtype):
+        raise RuntimeError("linear(): expected input, weight and bias to have the same dtype, but "
+                           f"got input {describe(x)}, weight {describe(weight)}, bias "
+                           f"{describe(bias)}")
+
+
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``input @ weight.T + bias``: input (*, in), weight (out, in), bias (out,) -> (*, out)."""
+    _check_linear(input, weight, bias)
+    dt = input.dtype
+    if weight.ndim != 2 or not (dt is float32 or dt is float64) or (
+            bias is not None and tuple(bias.shape) != (weight.shape[0],)):
+        # rare forms (1-D weight, float16, a broadcasting bias) compose the generic ops
+        out = matmul(input, weight.mT if weight.ndim == 2 else weight)
+        return out if bias is None else out + bias
+    n_out, n_in = weight.shape
+    xd = input._data
+    res = np.matmul(xd.reshape(-1, n_in), weight._data.T)
+    if bias is not None:
+        res += bias._data  # the GEMM result is fresh: add in place, no temporary
+    out = _wrap(res.reshape(xd.shape[:-1] + (n_out,)), dt)
+    if grad_mode.GRAD_ENABLED[0] and (input._requires_grad or weight._requires_grad
+                                      or (bias is not None and bias._requires_grad)):
+        node = MmBackward0() if bias is None else AddmmBackward0()
+        node.save(input, weight)
+        record(node, (input, weight, bias), (out,))
+    return out
+
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``y[..., o] = sum_ij input1[..., i] * weight[o, i, j] * input2[..., j] + bias[o]``."""
+    for name, t in (("input1", input1), ("input2", input2), ("weight", weight)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"bilinear(): argument '{name}' must be Tensor, not "
+                            f"{type(t).__name__}")
+    if input1.ndim == 0 or input1.ndim != input2.ndim or \
+            tuple(input1.shape[:-1]) != tuple(input2.shape[:-1]):
+        raise RuntimeError(f"bilinear(): input batch dimensions do not match: got "
+                           f"{describe(input1)} and {describe(input2)}")
+    if weight.ndim != 3 or weight.shape[1] != input1.shape[-1] or \
+            weight.shape[2] != input2.shape[-1]:
+        raise RuntimeError(f"bilinear(): expected weight of shape (out, {input1.shape[-1]}, "
+                           f"{input2.shape[-1]}) for inputs {describe(input1)} and "
+                           f"{describe(input2)}, got weight {describe(weight)}")
+    if bias is not None and tuple(bias.shape) != (weight.shape[0],):
+        raise RuntimeError(f"bilinear(): expected bias of shape ({weight.shape[0]},), got "
+                           f"{describe(bias)}")
+    batch = tuple(input1.shape[:-1])
+    x1 = input1.reshape(-1, input1.shape[-1])
+    x2 = input2.reshape(-1, input2.shape[-1])
+    out = einsum("ni,oij,nj->no", x1, weight, x2)
+    if bias is not None:
+        out = out + bias
+    return out.reshape(batch + (weight.shape[0],))
