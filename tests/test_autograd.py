@@ -868,3 +868,17 @@ def test_assigning_grad_is_checked():
         x.grad = [1.0, 2.0]
     x.grad = None
     assert x.grad is None
+
+
+def test_fresh_gradients_become_grad_without_copy_but_never_alias():
+    a = dg.rand(3, requires_grad=True)
+    seen = []
+    a.register_hook(lambda g: seen.append(g))  # a hook may keep the gradient it saw
+    (a * 2).sum().backward()
+    (a * 2).sum().backward()
+    assert seen[0].tolist() == [2.0, 2.0, 2.0] and a.grad.tolist() == [4.0, 4.0, 4.0]
+    user_grad = dg.ones(3)
+    b = dg.rand(3, requires_grad=True)
+    (b + 0).backward(user_grad)  # identity backward hands the user's tensor on
+    b.grad.mul_(3)
+    assert user_grad.tolist() == [1.0, 1.0, 1.0]

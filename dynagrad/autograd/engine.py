@@ -77,6 +77,9 @@ def run_backward(outputs, grad_outputs, retain_graph: bool, create_graph: bool,
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a "
                                "grad_fn")
     root_grads = _root_grads(outputs, grad_outputs)
+    # tensors the engine may store as a leaf's .grad without copying: fresh results nobody else
+    # holds. The user's gradient= tensors are never taken over; a taken tensor is not reused.
+    owned = _Ownership({id(g) for g in grad_outputs if g is not None})
     root_edges = [(o.grad_fn, o._output_nr) if o.grad_fn is not None else (accumulator(o), 0)
                   for o in outputs]
     order = _topological([e[0] for e in root_edges])
@@ -117,14 +120,14 @@ def run_backward(outputs, grad_outputs, retain_graph: bool, create_graph: bool,
                 for nr, k, t in targets[id(node)]:
                     captured[k] = grads[nr]
                     if accumulate:
-                        _accumulate(t, grads[nr], create_graph)
+                        _accumulate(t, grads[nr], create_graph, owned)
                 if is_leaf or not any(
                         e is not None and id(e[0]) in live for e in node.next_functions):
                     continue
             if is_leaf:
                 leaf = node.variable
                 if accumulate and targets is None and leaf is not None:
-                    _accumulate(leaf, grads[0], create_graph)
+                    _accumulate(leaf, grads[0], create_graph, owned)
                 continue
             if len(grads) > 1 or grads[0] is None:
                 grads = _materialize(node, grads)
@@ -192,7 +195,24 @@ def _materialize(node, grads) -> list:
             for g, (shape, dtype) in zip(grads, node._output_meta)]
 
 
-def _accumulate(t, g, create_graph: bool) -> None:
+class _Ownership:
+    """Decides whether a gradient tensor can become ``.grad`` as it is (no copy)."""
+
+    def __init__(self, foreign_ids: set):
+        self._taken = set(foreign_ids)
+
+    def take(self, g, leaf) -> bool:
+        arr = g._data
+        if (id(g) in self._taken or arr.base is not None or not arr.flags.c_contiguous
+                or not arr.flags.writeable or g.grad_fn is not None or leaf._hooks):
+            # a view, the user's tensor, already some leaf's grad, in a graph, or seen by a
+            # hook that may have kept it
+            return False
+        self._taken.add(id(g))
+        return True
+
+
+def _accumulate(t, g, create_graph: bool, owned: _Ownership) -> None:
     if g is None:
         return
     if g.dtype is not t.dtype:
@@ -201,7 +221,10 @@ def _accumulate(t, g, create_graph: bool) -> None:
     if current is None:
         # store a tensor the user may modify in place: never a view or an alias of another grad
         # (with create_graph the copy is recorded, so the stored grad stays differentiable)
-        t.grad = g.clone() if create_graph else g.detach().clone()
+        if create_graph:
+            t.grad = g.clone()
+        else:
+            t.grad = g if owned.take(g, t) else g.detach().clone()
     elif create_graph:
         t.grad = current + g
     else:  # the engine runs with grad mode off here: a plain in-place add
