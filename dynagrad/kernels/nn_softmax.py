@@ -1,0 +1,261 @@
+"""Kernel templates for softmax, log_softmax and cross-entropy over the rows of a ``(R, C)`` array.
+
+Each row is processed while it sits in L1: a max pass, one exponential pass, one output pass. The
+float32 exponential is a range-reduced polynomial (Cody-Waite split of ln 2, degree-6 minimax
+core, about 1 ulp) written so LLVM vectorizes it; Numba's ``math.exp`` is a scalar libm call here
+(no SVML) and would make these kernels 3-4x slower. float64 keeps ``math.exp``.
+
+Every template returns ``(source, "kernel", argument_types, description)`` for
+``dynagrad.kernels.cache.lookup``.
+
+Example:
+    >>> src, name, sig, what = softmax_forward("float32", log=False)
+    >>> name, len(sig)
+    ('kernel', 2)
+"""
+from __future__ import annotations
+
+from .templates import HEADER, _arr, _sig
+
+_JIT = '@numba.njit(cache=True, nogil=True, error_model="numpy"{})\n'
+# contraction is safe everywhere; reassociation only in pure sums (never in the exp range reduction)
+_EXACT = _JIT.format(', fastmath={"nsz", "contract"}')
+_SUMS = _JIT.format(', fastmath={"nsz", "contract", "reassoc"}')
+_PLAIN = _JIT.format("")
+
+# Shared row helpers. ``T`` is the NumPy scalar type of the dtype.
+_ROW_HELPERS = """
+T = np.{dtype}
+
+
+{sums}def row_max(xr):
+    # eight independent running maxima: a dependency chain of compares is 4x slower
+    C = xr.shape[0]
+    m0 = xr[0]
+    m1 = m0
+    m2 = m0
+    m3 = m0
+    m4 = m0
+    m5 = m0
+    m6 = m0
+    m7 = m0
+    k = C // 8
+    for j in range(k):
+        c = 8 * j
+        m0 = max(m0, xr[c])
+        m1 = max(m1, xr[c + 1])
+        m2 = max(m2, xr[c + 2])
+        m3 = max(m3, xr[c + 3])
+        m4 = max(m4, xr[c + 4])
+        m5 = max(m5, xr[c + 5])
+        m6 = max(m6, xr[c + 6])
+        m7 = max(m7, xr[c + 7])
+    for c in range(8 * k, C):
+        m0 = max(m0, xr[c])
+    return max(max(max(m0, m1), max(m2, m3)), max(max(m4, m5), max(m6, m7)))
+
+
+{sums}def scale_sum(out, scale, mult):
+    # out *= scale * mult; returns the sum of the scaled values
+    s = T(0.0)
+    for c in range(out.shape[0]):
+        e = out[c] * scale[c] * mult
+        out[c] = e
+        s += e
+    return s
+
+
+{sums}def dot(a, b):
+    s = T(0.0)
+    for c in range(a.shape[0]):
+        s += a[c] * b[c]
+    return s
+
+
+{sums}def total(a):
+    s = T(0.0)
+    for c in range(a.shape[0]):
+        s += a[c]
+    return s
+"""
+
+_EXP_F32 = """
+{exact}def exp_parts(xr, shift, out, bits):
+    # out[c] * 2**(bits exponent) == exp(xr[c] - shift) for arguments <= 0 (shift >= row max);
+    # arguments below -87.33 (exp < smallest normal float32) give exactly 0; NaN stays NaN
+    for c in range(xr.shape[0]):
+        v = xr[c] - shift
+        z = T(-87.33) if v < T(-87.33) else v
+        n = np.floor(z * T(1.4426950408889634) + T(0.5))
+        r = z - n * T(0.693359375)
+        r = r - n * T(-2.12194440e-4)
+        p = T(1.9875691500e-4)
+        p = p * r + T(1.3981999507e-3)
+        p = p * r + T(8.3334519073e-3)
+        p = p * r + T(4.1665795894e-2)
+        p = p * r + T(1.6666665459e-1)
+        p = p * r + T(5.0000001201e-1)
+        p = p * r * r + r + T(1.0)
+        out[c] = T(0.0) if v < T(-87.33) else p
+        bits[c] = (np.int32(n) + np.int32(127)) << 23
+
+
+{plain}def exp_row(xr, shift, mult, out, bits):
+    # out = mult * exp(xr - shift); returns sum(out)
+    exp_parts(xr, shift, out, bits)
+    return scale_sum(out, bits.view(np.float32), mult)
+"""
+
+_EXP_F64 = """
+{plain}def exp_row(xr, shift, mult, out, bits):
+    s = T(0.0)
+    for c in range(xr.shape[0]):
+        e = math.exp(xr[c] - shift) * mult
+        out[c] = e
+        s += e
+    return s
+"""
+
+
+def _helpers(dtype: str) -> str:
+    src = _ROW_HELPERS.format(dtype=dtype, sums=_SUMS)
+    if dtype == "float32":
+        return src + _EXP_F32.format(exact=_EXACT, plain=_PLAIN)
+    return src + _EXP_F64.format(plain=_PLAIN)
+
+
+def _check(dtype: str) -> None:
+    if dtype not in ("float32", "float64"):
+        raise TypeError(f"softmax kernels support float32 and float64, not {dtype}")
+
+
+def softmax_forward(dtype: str, log: bool) -> tuple:
+    """``out = softmax(x)`` (or ``log_softmax``) over each row of a contiguous ``(R, C)`` array."""
+    _check(dtype)
+    if log:
+        body = """
+        lse = m + math.log(exp_row(xr, m, T(1.0), tmp, bits))
+        for c in range(C):
+            o[c] = xr[c] - lse
+"""
+    else:
+        body = """
+        s = exp_row(xr, m, T(1.0), o, bits)
+        inv = T(1.0) / s
+        for c in range(C):
+            o[c] *= inv
+"""
+    src = HEADER + _helpers(dtype) + "\n\n" + _PLAIN + """\
+def kernel(x, out):
+    R, C = x.shape
+    bits = np.empty(C, np.int32)
+    tmp = np.empty(C, T)
+    for r in range(R):
+        xr = x[r]
+        o = out[r]
+        m = row_max(xr)""" + body
+    sig = _sig(_arr(dtype, 2, True, True), _arr(dtype, 2, True))
+    return src, "kernel", sig, f"{'log_' if log else ''}softmax_forward {dtype}"
+
+
+def softmax_backward(dtype: str, log: bool) -> tuple:
+    """Input gradient from the forward output ``y`` and the output gradient ``g`` (rows).
+
+    softmax: ``y * (g - sum(g * y))``; log_softmax: ``g - exp(y) * sum(g)``.
+    """
+    _check(dtype)
+    if log:
+        body = """
+        sg = total(gr)
+        exp_row(yr, T(0.0), sg, o, bits)
+        for c in range(C):
+            o[c] = gr[c] - o[c]
+"""
+    else:
+        body = """
+        d = dot(gr, yr)
+        for c in range(C):
+            o[c] = yr[c] * (gr[c] - d)
+"""
+    src = HEADER + _helpers(dtype) + "\n\n" + _PLAIN + """\
+def kernel(y, g, out):
+    R, C = y.shape
+    bits = np.empty(C, np.int32)
+    for r in range(R):
+        yr = y[r]
+        gr = g[r]
+        o = out[r]""" + body
+    sig = _sig(_arr(dtype, 2, True, True), _arr(dtype, 2, True, True), _arr(dtype, 2, True))
+    return src, "kernel", sig, f"{'log_' if log else ''}softmax_backward {dtype}"
+
+
+def cross_entropy_forward(dtype: str) -> tuple:
+    """Per-row cross-entropy with class-index targets, class weights and label smoothing.
+
+    ``loss[r] = (1-eps) w[t] (lse - x[t]) + eps/C * sum_c w[c] (lse - x[c])``, 0 where
+    ``t == ignore_index``; ``lse[r]`` (the row's log-sum-exp) is kept for the backward.
+    Targets are validated by the caller.
+    """
+    _check(dtype)
+    src = HEADER + _helpers(dtype) + "\n\n" + _PLAIN + """\
+def kernel(x, target, weight, ignore_index, eps, loss, lse_out):
+    R, C = x.shape
+    bits = np.empty(C, np.int32)
+    tmp = np.empty(C, T)
+    keep = T(1.0) - T(eps)
+    share = T(eps) / T(C)
+    wsum = total(weight)
+    for r in range(R):
+        xr = x[r]
+        m = row_max(xr)
+        lse = m + math.log(exp_row(xr, m, T(1.0), tmp, bits))
+        lse_out[r] = lse
+        t = target[r]
+        if t == ignore_index:
+            loss[r] = T(0.0)
+            continue
+        val = keep * weight[t] * (lse - xr[t])
+        if eps != 0.0:
+            val += share * (lse * wsum - dot(weight, xr))
+        loss[r] = val
+"""
+    arr2, arr1 = _arr(dtype, 2, True, True), _arr(dtype, 1, True, True)
+    sig = _sig(arr2, _arr("int64", 1, True, True), arr1, "int64", "float64",
+               _arr(dtype, 1, True), _arr(dtype, 1, True))
+    return src, "kernel", sig, f"cross_entropy_forward {dtype}"
+
+
+def cross_entropy_backward(dtype: str) -> tuple:
+    """Input gradient of the per-row loss above, each row scaled by ``coef[r]``:
+
+    ``grad = coef * ((1-eps) w[t] (p - onehot(t)) + eps/C * (W p - w))`` with ``p = exp(x - lse)``
+    and ``W = sum(w)``; rows whose target is ``ignore_index`` get 0.
+    """
+    _check(dtype)
+    src = HEADER + _helpers(dtype) + "\n\n" + _PLAIN + """\
+def kernel(x, target, weight, lse, coef, ignore_index, eps, out):
+    R, C = x.shape
+    bits = np.empty(C, np.int32)
+    keep = T(1.0) - T(eps)
+    share = T(eps) / T(C)
+    wsum = total(weight)
+    for r in range(R):
+        o = out[r]
+        t = target[r]
+        if t == ignore_index:
+            for c in range(C):
+                o[c] = T(0.0)
+            continue
+        k = coef[r]
+        hit = k * keep * weight[t]
+        exp_row(x[r], lse[r], hit + k * share * wsum, o, bits)
+        if eps != 0.0:
+            ks = k * share
+            for c in range(C):
+                o[c] -= ks * weight[c]
+        o[t] -= hit
+"""
+    arr2, arr1 = _arr(dtype, 2, True, True), _arr(dtype, 1, True, True)
+    sig = _sig(arr2, _arr("int64", 1, True, True), arr1, arr1, arr1, "int64", "float64",
+               _arr(dtype, 2, True))
+    return src, "kernel", sig, f"cross_entropy_backward {dtype}"

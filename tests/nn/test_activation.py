@@ -1,0 +1,215 @@
+"""Activations: values and input gradients against torch, gradcheck / gradgradcheck in float64,
+in-place variants, modules (extra_repr and parity), softmax family edge cases and errors."""
+import warnings
+
+import numpy as np
+import pytest
+
+import dynagrad as dg
+import dynagrad.nn as nn
+import dynagrad.nn.functional as F
+
+torch = pytest.importorskip("torch")
+TF = torch.nn.functional
+
+RNG = np.random.default_rng(0)
+X = RNG.standard_normal((3, 5)) * 3
+X[0, :3] = [0.0, 3.0, -3.0]  # kinks of the piecewise activations
+
+# name, kwargs (the same for dynagrad and torch)
+CASES = [
+    ("relu", {}), ("relu6", {}), ("leaky_relu", {"negative_slope": 0.1}), ("elu", {"alpha": 0.7}),
+    ("selu", {}), ("celu", {"alpha": 1.3}), ("gelu", {}), ("gelu", {"approximate": "tanh"}),
+    ("silu", {}), ("mish", {}), ("sigmoid", {}), ("tanh", {}),
+    ("hardtanh", {"min_val": -0.5, "max_val": 2.0}), ("hardsigmoid", {}), ("hardswish", {}),
+    ("softplus", {}), ("softplus", {"beta": 2.0, "threshold": 3.0}), ("softsign", {}),
+    ("softshrink", {"lambd": 0.7}), ("hardshrink", {"lambd": 0.7}), ("tanhshrink", {}),
+    ("threshold", {"threshold": 0.3, "value": -2.0}), ("logsigmoid", {}),
+    ("softmax", {"dim": 1}), ("softmax", {"dim": 0}), ("log_softmax", {"dim": 1}),
+    ("log_softmax", {"dim": 0}), ("softmin", {"dim": 1}), ("glu", {"dim": 1}),
+    ("glu", {"dim": 0}),
+]
+IDS = [f"{n}-{k}" for n, k in CASES]
+
+
+def _input(name, dim_kw):
+    if name == "glu":  # needs an even size along dim
+        return X[:2, :4]
+    return X
+
+
+def _run_both(name, kw, x, dtype):
+    xd = dg.tensor(x.astype(dtype), requires_grad=True)
+    xt = torch.tensor(x.astype(dtype), requires_grad=True)
+    yd, yt = getattr(F, name)(xd, **kw), getattr(TF, name)(xt, **kw)
+    g = RNG.standard_normal(tuple(yt.shape)).astype(dtype)
+    yd.backward(dg.tensor(g))
+    yt.backward(torch.tensor(g))
+    return yd, yt, xd, xt
+
+
+@pytest.mark.parametrize("name,kw", CASES, ids=IDS)
+@pytest.mark.parametrize("dtype,tol", [("float64", 1e-12), ("float32", 2e-6)])
+def test_matches_torch(name, kw, dtype, tol):
+    yd, yt, xd, xt = _run_both(name, kw, _input(name, kw), dtype)
+    assert yd.dtype.name == dtype and tuple(yd.shape) == tuple(yt.shape)
+    np.testing.assert_allclose(yd.detach().numpy(), yt.detach().numpy(), rtol=tol, atol=tol)
+    # torch's celu and hardsigmoid backward use float32 constants (1/alpha, 1/6) even for float64
+    # inputs (ours are exact, as gradcheck below confirms): agreement to float32 precision only
+    gtol = max(tol, 1e-6) if name in ("celu", "hardsigmoid") else tol
+    np.testing.assert_allclose(xd.grad.numpy(), xt.grad.numpy(), rtol=gtol, atol=gtol)
+
+
+@pytest.mark.parametrize("name,kw", CASES, ids=IDS)
+def test_gradcheck_and_gradgradcheck(name, kw):
+    x = _input(name, kw).copy()
+    x[np.abs(np.abs(x) - 3.0) < 1e-3] += 0.01  # finite differences need distance from kinks
+    x[np.abs(x) < 1e-3] += 0.01
+    xd = dg.tensor(x, requires_grad=True)
+    fn = lambda t: getattr(F, name)(t, **kw)  # noqa: E731
+    assert dg.autograd.gradcheck(fn, (xd,))
+    assert dg.autograd.gradgradcheck(fn, (xd,))
+
+
+def test_fused_nodes_are_single_kernels():
+    x = dg.randn(4, 3, requires_grad=True)
+    assert type(F.gelu(x).grad_fn).__name__ == "GeluBackward0"
+    assert type(F.softmax(x, -1).grad_fn).__name__ == "SoftmaxBackward0"
+    assert type(F.log_softmax(x, -1).grad_fn).__name__ == "LogSoftmaxBackward0"
+    y = F.silu(x)
+    (g,) = dg.autograd.grad(y.sum(), x, create_graph=True)
+    assert type(g.grad_fn).__name__ == "SiluBackwardBackward0"
+
+
+@pytest.mark.parametrize("name,kw", [("relu", {}), ("relu6", {}), ("leaky_relu", {}),
+                                     ("elu", {}), ("selu", {}), ("celu", {}), ("silu", {}),
+                                     ("mish", {}), ("hardtanh", {}), ("hardsigmoid", {}),
+                                     ("hardswish", {}),
+                                     ("threshold", {"threshold": 0.5, "value": 9.0})])
+def test_inplace(name, kw):
+    ref = getattr(TF, name)(torch.tensor(X), **kw).numpy()
+    x = dg.tensor(X.copy())
+    out = getattr(F, name)(x, inplace=True, **kw)
+    assert out is x
+    np.testing.assert_allclose(x.numpy(), ref, rtol=1e-12)
+    # on a non-leaf inside a graph: gradient flows as through the out-of-place op
+    a = dg.tensor(X, requires_grad=True)
+    b = a * 1.0
+    getattr(F, name)(b, inplace=True, **kw).sum().backward()
+    at = torch.tensor(X, requires_grad=True)
+    getattr(TF, name)(at * 1.0, **kw).sum().backward()
+    # (torch's hardsigmoid gradient uses a float32 1/6, see test_matches_torch)
+    np.testing.assert_allclose(a.grad.numpy(), at.grad.numpy(), rtol=1e-6)
+
+
+def test_inplace_on_leaf_requiring_grad_raises():
+    with pytest.raises(RuntimeError, match="leaf Variable"):
+        F.elu(dg.randn(3, requires_grad=True), inplace=True)
+    assert F.relu_ is not None and F.leaky_relu_(dg.tensor([-1.0]), 0.5).tolist() == [-0.5]
+
+
+def test_prelu_matches_torch_with_weight_grad():
+    x = RNG.standard_normal((2, 3, 4))
+    w = np.array([0.1, 0.2, 0.3])
+    xd, wd = dg.tensor(x, requires_grad=True), dg.tensor(w, requires_grad=True)
+    xt, wt = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
+    F.prelu(xd, wd).sum().backward()
+    TF.prelu(xt, wt).sum().backward()
+    np.testing.assert_allclose(xd.grad.numpy(), xt.grad.numpy())
+    np.testing.assert_allclose(wd.grad.numpy(), wt.grad.numpy())
+    with pytest.raises(RuntimeError, match="parameter count"):
+        F.prelu(xd, dg.ones(4))
+
+
+def test_softmax_edge_cases():
+    x = np.array([[1.0, -np.inf, 2.0], [-np.inf, -np.inf, 0.0], [np.nan, 1.0, 2.0]], np.float32)
+    for fn in ("softmax", "log_softmax"):
+        got = getattr(F, fn)(dg.tensor(x), dim=1).numpy()
+        want = getattr(TF, fn)(torch.tensor(x), dim=1).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+    # large magnitudes do not overflow; 0-dim and empty inputs
+    big = dg.tensor([[1000.0, 1000.0], [-1000.0, 0.0]])
+    np.testing.assert_allclose(F.softmax(big, 1).numpy(), [[0.5, 0.5], [0.0, 1.0]])
+    assert F.softmax(dg.tensor(3.0), 0).item() == 1.0
+    assert tuple(F.log_softmax(dg.zeros(0, 4), 1).shape) == (0, 4)
+    # 4-D, middle dim, and the dtype= argument
+    x4 = RNG.standard_normal((2, 3, 4, 5)).astype(np.float32)
+    np.testing.assert_allclose(F.softmax(dg.tensor(x4), 2, dtype=dg.float64).numpy(),
+                               TF.softmax(torch.tensor(x4), 2, dtype=torch.float64).numpy(),
+                               rtol=1e-6)
+
+
+def test_softmax_float32_wide_rows_match_torch():
+    x = RNG.standard_normal((16, 1000)).astype(np.float32) * 8
+    g = RNG.standard_normal((16, 1000)).astype(np.float32)
+    for fn in ("softmax", "log_softmax"):
+        xd, xt = dg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+        yd, yt = getattr(F, fn)(xd, -1), getattr(TF, fn)(xt, -1)
+        yd.backward(dg.tensor(g))
+        yt.backward(torch.tensor(g))
+        np.testing.assert_allclose(yd.detach().numpy(), yt.detach().numpy(), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(xd.grad.numpy(), xt.grad.numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_softmax_implicit_dim_warns():
+    with pytest.warns(UserWarning, match="Implicit dimension"):
+        y = F.softmax(dg.zeros(2, 3))
+    np.testing.assert_allclose(y.numpy(), np.full((2, 3), 1 / 3), rtol=1e-6)
+
+
+def test_errors():
+    with pytest.raises(TypeError, match="floating point"):
+        F.gelu(dg.tensor([1, 2]))
+    with pytest.raises(TypeError, match="softmax"):
+        F.softmax(dg.tensor([1, 2]), 0)
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        F.softmax(dg.zeros(2, 3), 2)
+    with pytest.raises(RuntimeError, match="Halving dimension must be even"):
+        F.glu(dg.zeros(2, 3))
+    with pytest.raises(ValueError, match="approximate"):
+        F.gelu(dg.zeros(2), approximate="fast")
+    with pytest.raises(ValueError, match="min_val"):
+        F.hardtanh(dg.zeros(2), 1.0, -1.0)
+
+
+MODULES = [
+    ("ReLU", (), {}), ("ReLU", (), {"inplace": True}), ("ReLU6", (), {}),
+    ("LeakyReLU", (0.2,), {}), ("LeakyReLU", (), {"inplace": True}), ("PReLU", (), {}),
+    ("PReLU", (3,), {"init": 0.1}), ("ELU", (0.5,), {}), ("ELU", (), {"inplace": True}),
+    ("SELU", (), {}), ("CELU", (), {"alpha": 2.0}), ("GELU", (), {}),
+    ("GELU", (), {"approximate": "tanh"}), ("SiLU", (), {}), ("Mish", (), {}), ("Sigmoid", (), {}),
+    ("Tanh", (), {}), ("Hardtanh", (-2.0, 3.0), {}), ("Hardsigmoid", (), {}),
+    ("Hardswish", (), {}), ("Softplus", (2.0, 10.0), {}), ("Softsign", (), {}),
+    ("Softshrink", (0.3,), {}), ("Hardshrink", (), {}), ("Tanhshrink", (), {}),
+    ("Threshold", (0.1, 20.0), {}), ("LogSigmoid", (), {}), ("Softmax", (), {"dim": 1}),
+    ("LogSoftmax", (0,), {}), ("Softmin", (), {"dim": -1}), ("GLU", (), {}),
+]
+
+
+@pytest.mark.parametrize("name,args,kw", MODULES, ids=[f"{m[0]}{m[1]}{m[2]}" for m in MODULES])
+def test_module_repr_and_parity(name, args, kw):
+    md, mt = getattr(nn, name)(*args, **kw), getattr(torch.nn, name)(*args, **kw)
+    assert repr(md) == repr(mt)
+    assert md.extra_repr() == mt.extra_repr()
+    x = RNG.standard_normal((2, 3, 4))
+    md.load_state_dict({k: dg.tensor(v.detach().double().numpy()) for k, v in
+                        mt.state_dict().items()})
+    md.double()
+    mt.double()
+    xd, xt = dg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yd, yt = md(xd * 1.0), mt(xt * 1.0)
+    np.testing.assert_allclose(yd.detach().numpy(), yt.detach().numpy(), rtol=1e-12, atol=1e-12)
+    yd.sum().backward()
+    yt.sum().backward()
+    # 1e-6: torch's CELU/Hardsigmoid gradients use float32 constants (see test_matches_torch)
+    np.testing.assert_allclose(xd.grad.numpy(), xt.grad.numpy(), rtol=1e-6, atol=1e-12)
+    for (n, pd), (_, pt) in zip(md.named_parameters(), mt.named_parameters()):
+        np.testing.assert_allclose(pd.grad.numpy(), pt.grad.numpy(), rtol=1e-12, err_msg=n)
+
+
+def test_prelu_default_init():
+    m = nn.PReLU(4)
+    assert [p.shape for p in m.parameters()] == [(4,)]
+    np.testing.assert_array_equal(m.weight.detach().numpy(), np.full(4, 0.25, np.float32))
