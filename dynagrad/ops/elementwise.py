@@ -494,7 +494,7 @@ _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 # unary, floating result ("float" rule: integer inputs give the default float dtype)
 _UNARY_FLOAT = {
-    "exp": ("math.exp(x)", lambda g, x, o: g * o, "o"),
+    "exp": ("fexp(x)", lambda g, x, o: g * o, "o"),
     "exp2": ("2.0 ** x", lambda g, x, o: g * o * _LN2, "o"),
     "expm1": ("math.expm1(x)", lambda g, x, o: g * (o + 1), "o"),
     "log": ("math.log(x) if x > 0 else (-math.inf if x == 0 else math.nan)",
@@ -518,8 +518,8 @@ _UNARY_FLOAT = {
     "atan": ("math.atan(x)", lambda g, x, o: g / (1 + x * x), "x"),
     "sinh": ("math.sinh(x)", lambda g, x, o: g * cosh(x), "x"),
     "cosh": ("math.cosh(x)", lambda g, x, o: g * sinh(x), "x"),
-    "tanh": ("math.tanh(x)", lambda g, x, o: g * (1 - o * o), "o"),
-    "sigmoid": ("sigmoid(x)", lambda g, x, o: g * o * (1 - o), "o"),
+    "tanh": ("ftanh(x)", lambda g, x, o: g * (1 - o * o), "o"),
+    "sigmoid": ("fsigmoid(x)", lambda g, x, o: g * o * (1 - o), "o"),
     "erf": ("math.erf(x)", lambda g, x, o: g * exp(-(x * x)) * _TWO_OVER_SQRT_PI, "x"),
     "reciprocal": ("1.0 / x", lambda g, x, o: -(g * o * o), "o"),
 }
