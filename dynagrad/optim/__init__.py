@@ -1,1 +1,25 @@
-"""dynagrad.optim: planned (see the project's issues); nothing is exported yet."""
+"""dynagrad.optim: optimizers whose updates run as fused generated kernels, and LR schedulers.
+
+Example:
+    >>> import dynagrad as dg
+    >>> import dynagrad.optim as optim
+    >>> w = dg.zeros(3, requires_grad=True)
+    >>> opt = optim.Adam([w], lr=1e-2)
+    >>> sched = optim.lr_scheduler.StepLR(opt, step_size=10)
+"""
+from . import lr_scheduler
+from .adadelta import Adadelta
+from .adagrad import Adagrad
+from .adam import Adam, AdamW
+from .adamax import Adamax
+from .asgd import ASGD
+from .lbfgs import LBFGS
+from .nadam import NAdam
+from .optimizer import Optimizer
+from .radam import RAdam
+from .rmsprop import RMSprop
+from .rprop import Rprop
+from .sgd import SGD
+
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax",
+           "NAdam", "RAdam", "ASGD", "Rprop", "LBFGS", "lr_scheduler"]

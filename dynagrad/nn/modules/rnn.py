@@ -1,0 +1,345 @@
+"""Recurrent layers ``RNN LSTM GRU`` and cells ``RNNCell LSTMCell GRUCell``, as PyTorch's.
+
+Parameter names, shapes, gate order and default initialisation (every weight and bias uniform in
+``(-1/sqrt(hidden_size), 1/sqrt(hidden_size))``) match PyTorch, so state_dicts load both ways.
+
+Example:
+    >>> import dynagrad as dg
+    >>> from dynagrad import nn
+    >>> lstm = nn.LSTM(10, 20, num_layers=2)
+    >>> out, (h, c) = lstm(dg.randn(5, 3, 10))
+    >>> tuple(out.shape), tuple(h.shape), tuple(c.shape)
+    ((5, 3, 20), (2, 3, 20), (2, 3, 20))
+"""
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+
+from ... import creation
+from ...autograd.grad_mode import no_grad
+from ...errors import describe
+from ...ops.movement import cat, stack
+from ...tensor import Tensor
+from ..functional.misc import dropout
+from ..functional.rnn import GATES, _cell, check_dtypes, recurrent
+from ..module import Module
+from ..parameter import Parameter
+
+__all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
+
+
+def _uniform_init(module: Module, hidden_size: int) -> None:
+    bound = 1.0 / math.sqrt(hidden_size) if hidden_size > 0 else 0.0
+    with no_grad():
+        for p in module.parameters():
+            p.uniform_(-bound, bound)
+
+
+class RNNBase(Module):
+    """Shared machinery of ``RNN``, ``LSTM`` and ``GRU`` (``mode``: ``"rnn_tanh" "rnn_relu"
+    "lstm" "gru"``)."""
+
+    def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1,
+                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
+                 bidirectional: bool = False, proj_size: int = 0, device=None, dtype=None):
+        super().__init__()
+        if not isinstance(dropout, numbers.Number) or not 0 <= dropout <= 1 \
+                or isinstance(dropout, bool):
+            raise ValueError("dropout should be a number in range [0, 1] representing the "
+                             f"probability of an element being zeroed (got {dropout!r})")
+        if dropout > 0 and num_layers == 1:
+            warnings.warn("dropout option adds dropout after all but last recurrent layer, so "
+                          "non-zero dropout expects num_layers greater than 1, but got "
+                          f"dropout={dropout} and num_layers={num_layers}", stacklevel=2)
+        for name, v in (("input_size", input_size), ("hidden_size", hidden_size),
+                        ("num_layers", num_layers)):
+            if not isinstance(v, int) or isinstance(v, bool) or v < (1 if name != "input_size"
+                                                                     else 0):
+                raise ValueError(f"{type(self).__name__}: {name} must be a positive integer "
+                                 f"(got {v!r})")
+        if proj_size:
+            raise NotImplementedError(f"{type(self).__name__}: proj_size is not supported")
+        self.mode = mode
+        self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
+        self.bias, self.batch_first, self.dropout = bias, batch_first, float(dropout)
+        self.bidirectional, self.proj_size = bidirectional, proj_size
+        gate_size = GATES[mode] * hidden_size
+        directions = 2 if bidirectional else 1
+        self._flat_weights_names = []
+        for layer in range(num_layers):
+            layer_in = input_size if layer == 0 else hidden_size * directions
+            for d in range(directions):
+                sfx = f"_l{layer}" + ("_reverse" if d == 1 else "")
+                shapes = [("weight_ih", (gate_size, layer_in)),
+                          ("weight_hh", (gate_size, hidden_size))]
+                if bias:
+                    shapes += [("bias_ih", (gate_size,)), ("bias_hh", (gate_size,))]
+                for base, shape in shapes:
+                    setattr(self, base + sfx,
+                            Parameter(creation.empty(shape, dtype=dtype, device=device)))
+                    self._flat_weights_names.append(base + sfx)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Every weight and bias uniform in ``(-1/sqrt(hidden_size), 1/sqrt(hidden_size))``."""
+        _uniform_init(self, self.hidden_size)
+
+    def flatten_parameters(self) -> None:
+        """No-op kept for PyTorch compatibility (there is no packed weight buffer here)."""
+
+    @property
+    def _flat_weights(self) -> list:
+        return [getattr(self, n) for n in self._flat_weights_names]
+
+    def _layer_weights(self, index: int) -> tuple:
+        """(w_ih, w_hh, b_ih, b_hh) of layer-direction ``index`` (biases None without bias)."""
+        per = 4 if self.bias else 2
+        ws = [getattr(self, n) for n in self._flat_weights_names[index * per:(index + 1) * per]]
+        return tuple(ws) if self.bias else (ws[0], ws[1], None, None)
+
+    def _check_hidden(self, h: Tensor, expected: tuple, what: str) -> None:
+        if tuple(h.shape) != expected:
+            raise RuntimeError(f"{type(self).__name__}: Expected {what} size {expected}, got "
+                               f"{list(h.shape)}")
+
+    def _run(self, input: Tensor, hx, cx):
+        """Shared forward: returns (output, h_n, c_n or None) in the caller's layout."""
+        name = type(self).__name__
+        if not isinstance(input, Tensor):
+            raise TypeError(f"{name}: input must be a Tensor, got {type(input).__name__}")
+        if input.ndim not in (2, 3):
+            raise ValueError(f"{name}: Expected input to be 2D or 3D, got {input.ndim}D input "
+                             f"instead ({describe(input)})")
+        if input.shape[-1] != self.input_size:
+            raise RuntimeError(f"{name}: input.size(-1) must be equal to input_size. Expected "
+                               f"{self.input_size}, got {input.shape[-1]} ({describe(input)})")
+        batched = input.ndim == 3
+        lstm = self.mode == "lstm"
+        state_names = ("hidden[0]", "hidden[1]") if lstm else ("hidden", None)
+        if not batched:
+            for h, what in ((hx, state_names[0]), (cx, state_names[1])):
+                if h is not None and h.ndim != 2:
+                    raise RuntimeError(f"{name}: For unbatched 2-D input, {what} should also be "
+                                       f"2-D but got {h.ndim}-D tensor")
+            input = input.unsqueeze(1)
+            hx = None if hx is None else hx.unsqueeze(1)
+            cx = None if cx is None else cx.unsqueeze(1)
+        elif self.batch_first:
+            input = input.transpose(0, 1)
+        directions = 2 if self.bidirectional else 1
+        expected = (self.num_layers * directions, input.shape[1], self.hidden_size)
+        for h, what in ((hx, state_names[0]), (cx, state_names[1])):
+            if h is not None:
+                if h.ndim != 3:
+                    raise RuntimeError(f"{name}: For batched 3-D input, {what} should also be "
+                                       f"3-D but got {h.ndim}-D tensor")
+                self._check_hidden(h, expected, what)
+        check_dtypes(name, {"input": input, "hx": hx, "cx": cx, "weight_ih_l0": self.weight_ih_l0})
+
+        x, h_out, c_out = input, [], []
+        for layer in range(self.num_layers):
+            outs = []
+            for d in range(directions):
+                idx = layer * directions + d
+                res = recurrent(self.mode, x, None if hx is None else hx[idx],
+                                None if cx is None else cx[idx], *self._layer_weights(idx),
+                                d == 1)
+                outs.append(res[0])
+                h_out.append(res[1])
+                if lstm:
+                    c_out.append(res[2])
+            x = outs[0] if directions == 1 else cat(outs, 2)
+            if self.dropout > 0 and self.training and layer < self.num_layers - 1:
+                x = dropout(x, self.dropout, True)
+        h_n = stack(h_out)
+        c_n = stack(c_out) if lstm else None
+        if not batched:
+            return x.squeeze(1), h_n.squeeze(1), None if c_n is None else c_n.squeeze(1)
+        if self.batch_first:
+            x = x.transpose(0, 1)
+        return x, h_n, c_n
+
+    def extra_repr(self) -> str:
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.num_layers != 1:
+            s += f", num_layers={self.num_layers}"
+        if self.bias is not True:
+            s += f", bias={self.bias}"
+        if self.batch_first is not False:
+            s += f", batch_first={self.batch_first}"
+        if self.dropout != 0:
+            s += f", dropout={self.dropout}"
+        if self.bidirectional is not False:
+            s += f", bidirectional={self.bidirectional}"
+        return s
+
+
+class RNN(RNNBase):
+    """Elman RNN: ``h_t = act(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh)``, act tanh or relu.
+
+    ``forward(input, hx=None)`` returns ``(output, h_n)``; input ``(L, N, H_in)`` (``(N, L, H_in)``
+    with batch_first, ``(L, H_in)`` unbatched), hx ``(D*num_layers, N, H_out)``.
+
+    Example:
+        >>> import dynagrad as dg
+        >>> out, h = RNN(4, 6, nonlinearity="relu")(dg.randn(3, 2, 4))
+        >>> tuple(out.shape), tuple(h.shape)
+        ((3, 2, 6), (1, 2, 6))
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
+                 nonlinearity: str = "tanh", bias: bool = True, batch_first: bool = False,
+                 dropout: float = 0.0, bidirectional: bool = False, device=None, dtype=None):
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or "
+                             "'relu'.")
+        self.nonlinearity = nonlinearity
+        super().__init__("rnn_" + nonlinearity, input_size, hidden_size, num_layers, bias,
+                         batch_first, dropout, bidirectional, device=device, dtype=dtype)
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> tuple:
+        out, h_n, _ = self._run(input, hx, None)
+        return out, h_n
+
+
+class LSTM(RNNBase):
+    """Long short-term memory; ``forward(input, hx=None)`` with ``hx = (h_0, c_0)`` returns
+    ``(output, (h_n, c_n))``. Gates ``i f g o`` are the row blocks of ``weight_ih_l{k}``.
+
+    Example:
+        >>> import dynagrad as dg
+        >>> lstm = LSTM(4, 6, batch_first=True, bidirectional=True)
+        >>> out, (h, c) = lstm(dg.randn(2, 3, 4))
+        >>> tuple(out.shape), tuple(h.shape)
+        ((2, 3, 12), (2, 2, 6))
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
+                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
+                 proj_size: int = 0, device=None, dtype=None):
+        super().__init__("lstm", input_size, hidden_size, num_layers, bias, batch_first, dropout,
+                         bidirectional, proj_size, device=device, dtype=dtype)
+
+    def forward(self, input: Tensor, hx: tuple | None = None) -> tuple:
+        if hx is not None and (not isinstance(hx, (tuple, list)) or len(hx) != 2):
+            raise RuntimeError("LSTM: hx must be a tuple (h_0, c_0) of tensors "
+                               f"(got {type(hx).__name__})")
+        h0, c0 = (None, None) if hx is None else hx
+        out, h_n, c_n = self._run(input, h0, c0)
+        return out, (h_n, c_n)
+
+
+class GRU(RNNBase):
+    """Gated recurrent unit (gates ``r z n``); ``forward(input, hx=None)`` returns
+    ``(output, h_n)``.
+
+    Example:
+        >>> import dynagrad as dg
+        >>> out, h = GRU(4, 6, num_layers=2)(dg.randn(3, 2, 4))
+        >>> tuple(h.shape)
+        (2, 2, 6)
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
+                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
+                 device=None, dtype=None):
+        super().__init__("gru", input_size, hidden_size, num_layers, bias, batch_first, dropout,
+                         bidirectional, device=device, dtype=dtype)
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> tuple:
+        out, h_n, _ = self._run(input, hx, None)
+        return out, h_n
+
+
+class RNNCellBase(Module):
+    """Parameters ``weight_ih (G*H, I)``, ``weight_hh (G*H, H)``, ``bias_ih``, ``bias_hh``."""
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool, num_chunks: int,
+                 device=None, dtype=None):
+        super().__init__()
+        self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
+        g = num_chunks * hidden_size
+        self.weight_ih = Parameter(creation.empty((g, input_size), dtype=dtype, device=device))
+        self.weight_hh = Parameter(creation.empty((g, hidden_size), dtype=dtype, device=device))
+        if bias:
+            self.bias_ih = Parameter(creation.empty((g,), dtype=dtype, device=device))
+            self.bias_hh = Parameter(creation.empty((g,), dtype=dtype, device=device))
+        else:
+            self.register_parameter("bias_ih", None)
+            self.register_parameter("bias_hh", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Every weight and bias uniform in ``(-1/sqrt(hidden_size), 1/sqrt(hidden_size))``."""
+        _uniform_init(self, self.hidden_size)
+
+    def _step(self, mode: str, input: Tensor, hx, cx) -> tuple:
+        return _cell(type(self).__name__, mode, input, hx, cx, self.weight_ih, self.weight_hh,
+                     self.bias_ih, self.bias_hh)
+
+    def extra_repr(self) -> str:
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.bias is not True:
+            s += f", bias={self.bias}"
+        nonlinearity = getattr(self, "nonlinearity", "tanh")
+        if nonlinearity != "tanh":
+            s += f", nonlinearity={nonlinearity}"
+        return s
+
+
+class RNNCell(RNNCellBase):
+    """One Elman RNN step; ``forward(input, hx=None)`` returns ``h'`` (``hx`` None: zeros).
+
+    Example:
+        >>> import dynagrad as dg
+        >>> tuple(RNNCell(3, 5)(dg.randn(2, 3)).shape)
+        (2, 5)
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
+                 nonlinearity: str = "tanh", device=None, dtype=None):
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"Unknown nonlinearity: {nonlinearity}")
+        self.nonlinearity = nonlinearity
+        super().__init__(input_size, hidden_size, bias, 1, device=device, dtype=dtype)
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
+        return self._step("rnn_" + self.nonlinearity, input, hx, None)[0]
+
+
+class LSTMCell(RNNCellBase):
+    """One LSTM step; ``forward(input, hx=None)`` with ``hx = (h, c)`` returns ``(h', c')``.
+
+    Example:
+        >>> import dynagrad as dg
+        >>> h, c = LSTMCell(3, 5)(dg.randn(2, 3))
+        >>> tuple(c.shape)
+        (2, 5)
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None,
+                 dtype=None):
+        super().__init__(input_size, hidden_size, bias, 4, device=device, dtype=dtype)
+
+    def forward(self, input: Tensor, hx: tuple | None = None) -> tuple:
+        h, c = (None, None) if hx is None else hx
+        return self._step("lstm", input, h, c)
+
+
+class GRUCell(RNNCellBase):
+    """One GRU step; ``forward(input, hx=None)`` returns ``h'``.
+
+    Example:
+        >>> import dynagrad as dg
+        >>> tuple(GRUCell(3, 5)(dg.randn(3)).shape)
+        (5,)
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None,
+                 dtype=None):
+        super().__init__(input_size, hidden_size, bias, 3, device=device, dtype=dtype)
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
+        return self._step("gru", input, hx, None)[0]
