@@ -1,0 +1,1 @@
+"""Layer classes, one file per family (re-exported by ``dynagrad.nn``)."""
