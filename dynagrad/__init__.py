@@ -31,4 +31,11 @@ from .tensor import Size, Tensor  # noqa: E402
 
 globals().update({k: v for k, v in _FUNCTIONS.items() if k not in ("pow",)})
 
+from . import nn, optim, serialization, utils  # noqa: E402
+from .nn.functional import log_softmax, softmax  # noqa: E402  (also Tensor methods, as PyTorch)
+from .serialization import load, save  # noqa: E402
+
+Tensor.softmax = softmax
+Tensor.log_softmax = log_softmax
+
 __version__ = "0.1.0"

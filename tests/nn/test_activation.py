@@ -213,3 +213,10 @@ def test_prelu_default_init():
     m = nn.PReLU(4)
     assert [p.shape for p in m.parameters()] == [(4,)]
     np.testing.assert_array_equal(m.weight.detach().numpy(), np.full(4, 0.25, np.float32))
+
+
+def test_softmax_and_log_softmax_are_tensor_methods_and_top_level():
+    x = dg.tensor([[1.0, 2.0, 3.0], [0.5, -1.0, 2.0]])
+    np.testing.assert_allclose(x.softmax(-1).numpy(), F.softmax(x, -1).numpy())
+    np.testing.assert_allclose(dg.log_softmax(x, 1).numpy(), x.log_softmax(1).numpy())
+    np.testing.assert_allclose(x.softmax(1).sum(1).numpy(), [1.0, 1.0], rtol=1e-6)

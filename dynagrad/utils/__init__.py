@@ -1,0 +1,2 @@
+"""dynagrad.utils: data loading (``dynagrad.utils.data``)."""
+from . import data  # noqa: F401
