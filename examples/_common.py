@@ -18,11 +18,15 @@ class Progress:
         self.postfix = ""
 
     def __iter__(self):
-        start = time.perf_counter()
+        start = shown = time.perf_counter()
         for i, item in enumerate(self.iterable, 1):
             yield item
+            now = time.perf_counter()
+            if now - shown < 0.1 and i < self.total:  # redraw at most ten times a second
+                continue
+            shown = now
             done = int(self.width * i / self.total)
-            rate = i / max(time.perf_counter() - start, 1e-9)
+            rate = i / max(now - start, 1e-9)
             sys.stdout.write(f"\r{self.label} [{'#' * done}{'.' * (self.width - done)}] "
                              f"{i}/{self.total} {rate:5.1f} it/s {self.postfix}")
             sys.stdout.flush()

@@ -1,0 +1,562 @@
+"""Convolutions (1-D, 2-D, 3-D, transposed) and ``unfold``/``fold``, as in ``torch.nn.functional``.
+
+All of them run one engine on 5-D arrays ``(N, C, D, H, W)`` (1-D and 2-D inputs get size-1 leading
+spatial dims): a generated im2col kernel copies a few samples' input patches into a column buffer
+that stays in the L2 cache, one BLAS GEMM per chunk multiplies it by the weight (all groups in one
+batched ``np.matmul``), and the backward pass runs the GEMMs the other way and scatters the column
+gradient back with col2im. A transposed convolution is the adjoint of a convolution, so it runs the
+same two routines swapped.
+
+Double backward (``create_graph=True`` through a convolution) is not supported and raises.
+
+Example:
+    >>> import dynagrad as dg
+    >>> import dynagrad.nn.functional as F
+    >>> x = dg.ones(1, 1, 4, 4)
+    >>> F.conv2d(x, dg.ones(2, 1, 3, 3), padding=1).shape
+    dynagrad.Size([1, 2, 4, 4])
+"""
+from __future__ import annotations
+
+import math
+import threading
+
+import numpy as np
+
+from ...autograd import grad_mode
+from ...autograd.function import Node, record
+from ...errors import describe
+from ...kernels import nn_conv
+from ...kernels.cache import _memory, lookup
+from ...tensor import Tensor, _wrap
+
+__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold"]
+
+# Samples per im2col chunk: enough columns that each GEMM is large, few enough that the column
+# buffer (about this many bytes) stays in the L2 cache between im2col, GEMM and col2im.
+CHUNK_BYTES = 1 << 20
+
+
+# --- shared helpers (also used by pooling) ------------------------------------------------------
+
+def _kernel(name: str, dtype: str):
+    """The compiled ``nn_conv.<name>`` kernel for ``dtype`` ('float32' or 'float64')."""
+    key = ("nn_conv", name, dtype)
+    k = _memory.get(key)
+    if k is None:
+        k = lookup(key, lambda: getattr(nn_conv, name)(dtype))
+    return k
+
+
+def _tuple(value, n: int, op: str, what: str) -> tuple:
+    """``value`` as an ``n``-tuple of ints (an int or a 1-element sequence is repeated)."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return (int(value),) * n
+    try:
+        vals = tuple(int(v) for v in value)
+    except TypeError:
+        raise TypeError(f"{op}: {what} must be an int or a tuple of {n} ints, got "
+                        f"{value!r}") from None
+    if len(vals) == 1:
+        return vals * n
+    if len(vals) != n:
+        raise RuntimeError(f"{op}: expected {what} to be a single integer value or a list of {n} "
+                           f"values to match the convolution dimensions, but got {what}={value!r}")
+    return vals
+
+
+def _float_array(t, op: str, name: str) -> None:
+    if not isinstance(t, Tensor):
+        raise TypeError(f"{op}: {name} must be a Tensor, got {type(t).__name__}")
+    if t.dtype.name not in ("float32", "float64"):
+        raise RuntimeError(f"{op}: {name} must be float32 or float64 (got {describe(t)})")
+
+
+def _no_double_backward(node: Node, op: str) -> None:
+    # Our backward runs NumPy/BLAS directly, so it records no graph of its own.
+    if grad_mode.GRAD_ENABLED[0]:
+        raise RuntimeError(f"{op}: double backward (create_graph=True through {node.name()}) is "
+                           "not supported")
+
+
+def _edge_needed(node: Node, i: int) -> bool:
+    return node.next_functions[i] is not None
+
+
+_local = threading.local()
+_WORKSPACE_KEEP_BYTES = 64 << 20
+
+
+def _workspace(n: int, dtype) -> np.ndarray:
+    """A flat scratch array of at least ``n`` elements, reused across calls in this thread (fresh
+    large allocations page-fault on first touch, which costs more than the im2col that fills
+    them)."""
+    bufs = getattr(_local, "bufs", None)
+    if bufs is None:
+        bufs = _local.bufs = {}
+    key = np.dtype(dtype)
+    buf = bufs.get(key)
+    if buf is None or buf.size < n:
+        buf = np.empty(max(n, 1), dtype)
+        if buf.nbytes <= _WORKSPACE_KEEP_BYTES:  # don't pin a huge one-off buffer forever
+            bufs[key] = buf
+    return buf
+
+
+# --- the engine on NumPy arrays -----------------------------------------------------------------
+
+class _Geom:
+    """Sizes of one convolution, padded to 3 spatial dims; ``arr`` is the kernels' geom array."""
+
+    __slots__ = ("k", "s", "p", "d", "out", "arr", "taps")
+
+    def __init__(self, k, s, p, d, out):
+        lead = (1,) * (3 - len(k))
+        self.k, self.s = lead + tuple(k), lead + tuple(s)
+        self.p, self.d = (0,) * (3 - len(k)) + tuple(p), lead + tuple(d)
+        self.out = lead + tuple(out)
+        self.arr = np.array(self.k + self.s + self.p + self.d + self.out, dtype=np.int64)
+        self.taps = math.prod(self.k)
+
+
+def _chunk(n: int, per_sample: int, itemsize: int) -> int:
+    """Samples per chunk: at least 1, at most ``n``, about ``CHUNK_BYTES`` of columns."""
+    return min(max(n, 1), max(1, CHUNK_BYTES // max(1, per_sample * itemsize)))
+
+
+def _forward(x5: np.ndarray, w3: np.ndarray, geom: _Geom) -> np.ndarray:
+    """``out[n, o, l] = sum_k w[o, k] * cols[n, k, l]`` per group; ``w3`` is
+    ``(G, Og, Cg*taps)``. Returns ``(N, O, L)``."""
+    n_, c = x5.shape[:2]
+    g, og, cgk = w3.shape
+    L = math.prod(geom.out)
+    out = np.empty((n_, g * og, L), x5.dtype)
+    im2col = _kernel("im2col", x5.dtype.name)
+    rows = c * geom.taps
+    nc = _chunk(n_, rows * L, x5.itemsize)
+    ws = _workspace(nc * rows * L, x5.dtype)
+    for n0 in range(0, n_, nc):
+        m = min(n_, n0 + nc) - n0
+        cols = ws[:m * rows * L].reshape(m, rows, L)
+        im2col(x5[n0:n0 + m], geom.arr, cols)
+        if g == 1:
+            np.matmul(w3[0], cols, out=out[n0:n0 + m])
+        else:
+            np.matmul(w3, cols.reshape(m, g, cgk, L), out=out[n0:n0 + m].reshape(m, g, og, L))
+    return out
+
+
+def _backward(x5, g3: np.ndarray, w3: np.ndarray, geom: _Geom, in_shape: tuple,
+              want_input: bool, want_weight: bool):
+    """Gradients of ``_forward`` for output gradient ``g3`` ``(N, O, L)`` and an input of 5-D
+    shape ``in_shape``: ``(gx5, gw3)``, None where not wanted (``x5`` is read only for the weight
+    gradient). The columns are recomputed per chunk rather than kept from the forward pass: that
+    costs one cache-resident im2col and saves a buffer of the whole batch's patches."""
+    n_, c = in_shape[:2]
+    g, og, cgk = w3.shape
+    L = g3.shape[2]
+    dt = g3.dtype
+    rows = c * geom.taps
+    nc = _chunk(n_, rows * L, dt.itemsize)
+    ws = _workspace(nc * rows * L, dt)
+    im2col, col2im = _kernel("im2col", dt.name), _kernel("col2im", dt.name)
+    gx = np.zeros(in_shape, dt) if want_input else None
+    gw = np.zeros(w3.shape, dt) if want_weight else None
+    wt = np.ascontiguousarray(w3.transpose(0, 2, 1)) if want_input else None
+    for n0 in range(0, n_, nc):
+        m = min(n_, n0 + nc) - n0
+        flat = ws[:m * rows * L].reshape(m, rows, L)
+        cols = flat.reshape(m, g, cgk, L)
+        gout = g3[n0:n0 + m].reshape(m, g, og, L)
+        if want_weight:
+            im2col(x5[n0:n0 + m], geom.arr, flat)
+            if m == 1:   # one GEMM per group, no (m, G, Og, Cg*taps) temporary to sum
+                gw += np.matmul(gout[0], cols[0].transpose(0, 2, 1))
+            else:
+                gw += np.matmul(gout, cols.transpose(0, 1, 3, 2)).sum(0)
+        if want_input:
+            np.matmul(wt, gout, out=cols)
+            col2im(flat, geom.arr, gx[n0:n0 + m])
+    return gx, gw
+
+
+def _as5(a: np.ndarray, nsp: int) -> np.ndarray:
+    """``(N, C, *spatial)`` as a C-contiguous ``(N, C, D, H, W)`` array."""
+    a = np.ascontiguousarray(a)
+    return a.reshape(a.shape[:2] + (1,) * (3 - nsp) + a.shape[2:])
+
+
+# --- convolution --------------------------------------------------------------------------------
+
+def _check_common(op: str, nsp: int, x, w, bias, groups) -> bool:
+    """Validate dtypes and ranks; returns whether ``x`` has a batch dim."""
+    _float_array(x, op, "input")
+    _float_array(w, op, "weight")
+    if bias is not None:
+        _float_array(bias, op, "bias")
+    for name, t in (("weight", w), ("bias", bias)):
+        if t is not None and t.dtype is not x.dtype:
+            raise RuntimeError(f"{op}: input and {name} must have the same dtype (got "
+                               f"{describe(x)} and {describe(t)})")
+    if x.ndim not in (nsp + 1, nsp + 2):
+        raise RuntimeError(f"{op}: Expected {nsp + 1}D (unbatched) or {nsp + 2}D (batched) input "
+                           f"to {op}, but got input of size: {list(x.shape)}")
+    if w.ndim != nsp + 2:
+        raise RuntimeError(f"{op}: expected weight to be {nsp + 2}-dimensional, but got weight of "
+                           f"size {list(w.shape)}")
+    if not isinstance(groups, (int, np.integer)) or groups <= 0:
+        raise RuntimeError(f"{op}: non-positive groups is not supported (got groups={groups!r})")
+    return x.ndim == nsp + 2
+
+
+def _check_bias(op: str, bias, w, channels: int) -> None:
+    if bias is not None and tuple(bias.shape) != (channels,):
+        raise RuntimeError(f"{op}: Given weight of size {list(w.shape)}, expected bias to be "
+                           f"1-dimensional with {channels} elements, but got bias of size "
+                           f"{list(bias.shape)} instead")
+
+
+def _check_positive(op: str, stride, dilation) -> None:
+    if any(s <= 0 for s in stride):
+        raise RuntimeError(f"{op}: non-positive stride is not supported (got stride={stride})")
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError(f"{op}: dilation should be greater than zero (got dilation={dilation})")
+
+
+class ConvolutionBackward0(Node):
+    def backward(self, g):
+        _no_double_backward(self, self.op)
+        x, w = self.saved_tensors
+        geom, nsp, groups = self.geom, self.nsp, self.groups
+        x5 = _as5(x._data, nsp)
+        w3 = np.ascontiguousarray(w._data).reshape(groups, w.shape[0] // groups, -1)
+        gd = np.ascontiguousarray(g._data, dtype=x5.dtype).reshape(x5.shape[0], w.shape[0], -1)
+        gx, gw = _backward(x5, gd, w3, geom, x5.shape, _edge_needed(self, 0),
+                           _edge_needed(self, 1))
+        gb = None
+        if len(self.next_functions) > 2 and _edge_needed(self, 2):
+            gb = _wrap(gd.sum(axis=(0, 2)), x.dtype)
+        return (None if gx is None else _wrap(gx.reshape(x.shape), x.dtype),
+                None if gw is None else _wrap(gw.reshape(w.shape), w.dtype), gb)
+
+
+def _convnd(op: str, nsp: int, input, weight, bias, stride, padding, dilation, groups) -> Tensor:
+    batched = _check_common(op, nsp, input, weight, bias, groups)
+    x = input if batched else input.unsqueeze(0)
+    w = weight
+    k = tuple(w.shape[2:])
+    stride = _tuple(stride, nsp, op, "stride")
+    dilation = _tuple(dilation, nsp, op, "dilation")
+    _check_positive(op, stride, dilation)
+    if isinstance(padding, str):
+        if padding == "valid":
+            lo = hi = (0,) * nsp
+        elif padding == "same":
+            if any(s != 1 for s in stride):
+                raise RuntimeError(f"{op}: padding='same' is not supported for strided "
+                                   f"convolutions (got stride={stride})")
+            total = tuple(d * (kk - 1) for d, kk in zip(dilation, k))
+            lo = tuple(t // 2 for t in total)  # the odd extra pad goes on the right, as PyTorch
+            hi = tuple(t - t // 2 for t in total)
+        else:
+            raise ValueError(f"{op}: Invalid padding string {padding!r}, should be one of "
+                             "{'valid', 'same'}")
+    else:
+        lo = hi = _tuple(padding, nsp, op, "padding")
+        if any(p < 0 for p in lo):
+            raise RuntimeError(f"{op}: negative padding is not supported (got padding={lo})")
+    O, cg = w.shape[0], w.shape[1]
+    C = x.shape[1]
+    if O % groups:
+        raise RuntimeError(f"{op}: Given groups={groups}, expected weight to be divisible by "
+                           f"{groups} at dimension 0, but got weight of size {list(w.shape)} "
+                           "instead")
+    if C != cg * groups:
+        raise RuntimeError(f"{op}: Given groups={groups}, weight of size {list(w.shape)}, expected "
+                           f"input{list(x.shape)} to have {cg * groups} channels, but got {C} "
+                           "channels instead")
+    _check_bias(op, bias, w, O)
+    spatial = tuple(x.shape[2:])
+    padded = tuple(n + a + b for n, a, b in zip(spatial, lo, hi))
+    eff = tuple(d * (kk - 1) + 1 for d, kk in zip(dilation, k))
+    if any(p < e for p, e in zip(padded, eff)):
+        raise RuntimeError(f"{op}: Calculated padded input size per channel: "
+                           f"({' x '.join(map(str, padded))}). Kernel size: "
+                           f"({' x '.join(map(str, eff))}). Kernel size can't be greater than "
+                           "actual input size")
+    out_sp = tuple((p - e) // s + 1 for p, e, s in zip(padded, eff, stride))
+    geom = _Geom(k, stride, lo, dilation, out_sp)
+    x5 = _as5(x._data, nsp)
+    w3 = np.ascontiguousarray(w._data).reshape(groups, O // groups, -1)
+    out = _forward(x5, w3, geom)
+    if bias is not None:
+        out += bias._data.reshape(1, O, 1)
+    res = _wrap(out.reshape((x.shape[0], O) + out_sp), x.dtype)
+    if grad_mode.GRAD_ENABLED[0] and (x._requires_grad or w._requires_grad
+                                      or (bias is not None and bias._requires_grad)):
+        node = ConvolutionBackward0()
+        node.op, node.geom, node.nsp, node.groups = op, geom, nsp, groups
+        node.save(x, w)
+        record(node, (x, w) if bias is None else (x, w, bias), (res,))
+    return res if batched else res.squeeze(0)
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
+    """1-D convolution (cross-correlation) over ``(N, C, L)`` or ``(C, L)`` input.
+
+    ``weight`` is ``(out_channels, in_channels / groups, kW)``; ``padding`` is an int, a tuple,
+    ``'valid'`` or ``'same'``.
+
+    Example:
+        >>> import dynagrad as dg
+        >>> conv1d(dg.ones(1, 1, 5), dg.ones(1, 1, 3)).tolist()
+        [[[3.0, 3.0, 3.0]]]
+    """
+    return _convnd("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
+    """2-D convolution over ``(N, C, H, W)`` or ``(C, H, W)`` input; see ``conv1d``.
+
+    Example:
+        >>> import dynagrad as dg
+        >>> conv2d(dg.ones(1, 1, 3, 3), dg.ones(1, 1, 2, 2), stride=1).tolist()
+        [[[[4.0, 4.0], [4.0, 4.0]]]]
+    """
+    return _convnd("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
+    """3-D convolution over ``(N, C, D, H, W)`` or ``(C, D, H, W)`` input; see ``conv1d``.
+
+    Example:
+        >>> import dynagrad as dg
+        >>> conv3d(dg.ones(1, 1, 2, 2, 2), dg.ones(3, 1, 2, 2, 2)).shape
+        dynagrad.Size([1, 3, 1, 1, 1])
+    """
+    return _convnd("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
+
+
+# --- transposed convolution ---------------------------------------------------------------------
+
+class ConvolutionBackward1(Node):
+    """Backward of a transposed convolution: the input gradient is a plain convolution."""
+
+    def backward(self, g):
+        _no_double_backward(self, self.op)
+        x, w = self.saved_tensors
+        geom, nsp, groups = self.geom, self.nsp, self.groups
+        w3 = np.ascontiguousarray(w._data).reshape(groups, w.shape[0] // groups, -1)
+        g5 = _as5(np.asarray(g._data, dtype=w3.dtype), nsp)
+        gx = gw = gb = None
+        if _edge_needed(self, 0):
+            gx = _wrap(_forward(g5, w3, geom).reshape(x.shape), x.dtype)
+        if _edge_needed(self, 1):
+            x3 = np.ascontiguousarray(x._data).reshape(x.shape[0], x.shape[1], -1)
+            gw = _backward(g5, x3, w3, geom, g5.shape, False, True)[1]
+            gw = _wrap(gw.reshape(w.shape), w.dtype)
+        if len(self.next_functions) > 2 and _edge_needed(self, 2):
+            gb = _wrap(g5.sum(axis=(0, 2, 3, 4)), x.dtype)
+        return gx, gw, gb
+
+
+def _conv_transposend(op: str, nsp: int, input, weight, bias, stride, padding, output_padding,
+                      groups, dilation) -> Tensor:
+    batched = _check_common(op, nsp, input, weight, bias, groups)
+    x = input if batched else input.unsqueeze(0)
+    w = weight
+    k = tuple(w.shape[2:])
+    stride = _tuple(stride, nsp, op, "stride")
+    dilation = _tuple(dilation, nsp, op, "dilation")
+    _check_positive(op, stride, dilation)
+    if isinstance(padding, str):
+        raise RuntimeError(f"{op}: padding must be an int or a tuple of ints for transposed "
+                           f"convolutions (got {padding!r})")
+    padding = _tuple(padding, nsp, op, "padding")
+    output_padding = _tuple(output_padding, nsp, op, "output_padding")
+    if any(p < 0 for p in padding + output_padding):
+        raise RuntimeError(f"{op}: negative padding is not supported (got padding={padding}, "
+                           f"output_padding={output_padding})")
+    if any(op_ >= max(s, d) for op_, s, d in zip(output_padding, stride, dilation)):
+        raise RuntimeError(f"{op}: output padding must be smaller than either stride or "
+                           f"dilation, but got output_padding={output_padding}, stride={stride}, "
+                           f"dilation={dilation}")
+    cin, cog = w.shape[0], w.shape[1]
+    if cin % groups:
+        raise RuntimeError(f"{op}: Given groups={groups}, expected weight to be divisible by "
+                           f"{groups} at dimension 0, but got weight of size {list(w.shape)} "
+                           "instead")
+    if x.shape[1] != cin:
+        raise RuntimeError(f"{op}: Given transposed=1, weight of size {list(w.shape)}, expected "
+                           f"input{list(x.shape)} to have {cin} channels, but got {x.shape[1]} "
+                           "channels instead")
+    cout = cog * groups
+    _check_bias(op, bias, w, cout)
+    spatial = tuple(x.shape[2:])
+    out_sp = tuple((n - 1) * s - 2 * p + d * (kk - 1) + o + 1 for n, s, p, d, kk, o in
+                   zip(spatial, stride, padding, dilation, k, output_padding))
+    if any(n <= 0 for n in out_sp):
+        raise RuntimeError(f"{op}: Given input size per channel: {list(spatial)}, calculated "
+                           f"output size per channel: {list(out_sp)}. Output size is too small")
+    # the adjoint convolution maps an output-shaped tensor onto the input's spatial size
+    geom = _Geom(k, stride, padding, dilation, spatial)
+    n_ = x.shape[0]
+    x3 = np.ascontiguousarray(x._data).reshape(n_, cin, -1)
+    w3 = np.ascontiguousarray(w._data).reshape(groups, cin // groups, -1)
+    out5 = (n_, cout) + (1,) * (3 - nsp) + out_sp
+    out = _backward(None, x3, w3, geom, out5, True, False)[0]
+    if bias is not None:
+        out = out.reshape(n_, cout, -1)
+        out += bias._data.reshape(1, cout, 1)
+    res = _wrap(out.reshape((n_, cout) + out_sp), x.dtype)
+    if grad_mode.GRAD_ENABLED[0] and (x._requires_grad or w._requires_grad
+                                      or (bias is not None and bias._requires_grad)):
+        node = ConvolutionBackward1()
+        node.op, node.geom, node.nsp, node.groups = op, geom, nsp, groups
+        node.save(x, w)
+        record(node, (x, w) if bias is None else (x, w, bias), (res,))
+    return res if batched else res.squeeze(0)
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1) -> Tensor:
+    """1-D transposed convolution ("deconvolution"): the gradient of ``conv1d`` w.r.t. its input.
+
+    ``weight`` is ``(in_channels, out_channels / groups, kW)``; the output length is
+    ``(L - 1) * stride - 2 * padding + dilation * (kW - 1) + output_padding + 1``.
+
+    Example:
+        >>> import dynagrad as dg
+        >>> conv_transpose1d(dg.ones(1, 1, 2), dg.ones(1, 1, 2), stride=2).tolist()
+        [[[1.0, 1.0, 1.0, 1.0]]]
+    """
+    return _conv_transposend("conv_transpose1d", 1, input, weight, bias, stride, padding,
+                             output_padding, groups, dilation)
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1) -> Tensor:
+    """2-D transposed convolution; see ``conv_transpose1d``.
+
+    Example:
+        >>> import dynagrad as dg
+        >>> conv_transpose2d(dg.ones(1, 2, 3, 3), dg.ones(2, 4, 2, 2), stride=2).shape
+        dynagrad.Size([1, 4, 6, 6])
+    """
+    return _conv_transposend("conv_transpose2d", 2, input, weight, bias, stride, padding,
+                             output_padding, groups, dilation)
+
+
+# --- unfold / fold ------------------------------------------------------------------------------
+
+def _im2col_blocks(x5: np.ndarray, geom: _Geom) -> np.ndarray:
+    """The ``(N, C * taps, L)`` sliding blocks of ``x5``."""
+    cols = np.empty((x5.shape[0], x5.shape[1] * geom.taps, math.prod(geom.out)), x5.dtype)
+    _kernel("im2col", x5.dtype.name)(x5, geom.arr, cols)
+    return cols
+
+
+def _col2im_blocks(blocks: np.ndarray, geom: _Geom, shape5: tuple) -> np.ndarray:
+    """Sum ``(N, C * taps, L)`` blocks into a zero array of ``shape5``."""
+    out = np.zeros(shape5, blocks.dtype)
+    _kernel("col2im", blocks.dtype.name)(np.ascontiguousarray(blocks), geom.arr, out)
+    return out
+
+
+class Im2ColBackward0(Node):
+    def backward(self, g):
+        _no_double_backward(self, "unfold")
+        gx = _col2im_blocks(np.asarray(g._data), self.geom, self.shape5)
+        return (_wrap(gx.reshape(self.in_shape), g.dtype),)
+
+
+class Col2ImBackward0(Node):
+    def backward(self, g):
+        _no_double_backward(self, "fold")
+        return (_wrap(_im2col_blocks(_as5(np.asarray(g._data), 2), self.geom), g.dtype),)
+
+
+def _block_args(op: str, kernel_size, dilation, padding, stride):
+    k = _tuple(kernel_size, 2, op, "kernel_size")
+    d = _tuple(dilation, 2, op, "dilation")
+    p = _tuple(padding, 2, op, "padding")
+    s = _tuple(stride, 2, op, "stride")
+    if any(v <= 0 for v in k + d + s) or any(v < 0 for v in p):
+        raise RuntimeError(f"{op}: kernel_size, dilation and stride must be positive and padding "
+                           f"non-negative (got kernel_size={k}, dilation={d}, padding={p}, "
+                           f"stride={s})")
+    return k, d, p, s
+
+
+def _blocks(size, k, d, p, s) -> tuple:
+    return tuple((n + 2 * pp - dd * (kk - 1) - 1) // ss + 1
+                 for n, kk, dd, pp, ss in zip(size, k, d, p, s))
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
+    """Extract sliding local blocks (im2col): ``(N, C, H, W)`` -> ``(N, C * kH * kW, L)``.
+
+    Example:
+        >>> import dynagrad as dg
+        >>> unfold(dg.arange(4.0).reshape(1, 1, 2, 2), 2).tolist()
+        [[[0.0], [1.0], [2.0], [3.0]]]
+    """
+    op = "unfold"
+    _float_array(input, op, "input")
+    if input.ndim not in (3, 4):
+        raise RuntimeError(f"{op}: Expected 3D or 4D (batch mode) tensor for input, but got "
+                           f"{describe(input)}")
+    x = input if input.ndim == 4 else input.unsqueeze(0)
+    k, d, p, s = _block_args(op, kernel_size, dilation, padding, stride)
+    nb = _blocks(x.shape[2:], k, d, p, s)
+    if any(b <= 0 for b in nb):
+        raise RuntimeError(f"{op}: Given input with spatial size {tuple(x.shape[2:])}, "
+                           f"kernel_size={k}, dilation={d}, padding={p}, calculated shape of the "
+                           f"array of sliding blocks as {nb}, but its components must be at least "
+                           "one.")
+    geom = _Geom(k, s, p, d, nb)
+    x5 = _as5(x._data, 2)
+    res = _wrap(_im2col_blocks(x5, geom), x.dtype)
+    if x._requires_grad and grad_mode.GRAD_ENABLED[0]:
+        node = Im2ColBackward0()
+        node.geom, node.shape5, node.in_shape = geom, x5.shape, tuple(x.shape)
+        record(node, (x,), (res,))
+    return res if input.ndim == 4 else res.squeeze(0)
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
+    """Combine sliding local blocks into a tensor (col2im; overlapping values are summed):
+    ``(N, C * kH * kW, L)`` -> ``(N, C, *output_size)``.
+
+    Example:
+        >>> import dynagrad as dg
+        >>> fold(dg.ones(1, 4, 4), (3, 3), 2)[0, 0].tolist()
+        [[1.0, 2.0, 1.0], [2.0, 4.0, 2.0], [1.0, 2.0, 1.0]]
+    """
+    op = "fold"
+    _float_array(input, op, "input")
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"{op}: Expected 2D or 3D (batch mode) tensor for input, but got "
+                           f"{describe(input)}")
+    x = input if input.ndim == 3 else input.unsqueeze(0)
+    size = _tuple(output_size, 2, op, "output_size")
+    k, d, p, s = _block_args(op, kernel_size, dilation, padding, stride)
+    taps = k[0] * k[1]
+    if x.shape[1] % taps:
+        raise RuntimeError(f"{op}: Expected size of input's dimension 1 to be divisible by the "
+                           f"product of kernel_size, but got input.size(1)={x.shape[1]} and "
+                           f"kernel_size={k}")
+    nb = _blocks(size, k, d, p, s)
+    if any(b <= 0 for b in nb) or nb[0] * nb[1] != x.shape[2]:
+        raise RuntimeError(f"{op}: Given output_size={size}, kernel_size={k}, dilation={d}, "
+                           f"padding={p}, stride={s}, expected size of input's dimension 2 to "
+                           f"match the calculated number of sliding blocks {nb[0]} * {nb[1]} = "
+                           f"{nb[0] * nb[1]}, but got input.size(2)={x.shape[2]}.")
+    geom = _Geom(k, s, p, d, nb)
+    out = _col2im_blocks(x._data, geom, (x.shape[0], x.shape[1] // taps, 1) + size)
+    res = _wrap(out.reshape(out.shape[:2] + size), x.dtype)
+    if x._requires_grad and grad_mode.GRAD_ENABLED[0]:
+        node = Col2ImBackward0()
+        node.geom, node.in_shape = geom, tuple(x.shape)
+        record(node, (x,), (res,))
+    return res if input.ndim == 3 else res.squeeze(0)
