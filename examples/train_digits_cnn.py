@@ -4,6 +4,8 @@ Run:  python examples/train_digits_cnn.py
 Reaches >= 97% test accuracy in well under a minute on a 2-core CPU (kernels compile on the first
 run only; later runs load them from the disk cache).
 """
+import os
+import tempfile
 import time
 
 import dynagrad as dg
@@ -15,12 +17,13 @@ from _common import Progress, accuracy, digits
 
 def build_model() -> nn.Module:
     return nn.Sequential(
-        nn.Conv2d(1, 16, kernel_size=3, padding=1), nn.ReLU(), nn.MaxPool2d(2),   # 16 x 4 x 4
-        nn.Conv2d(16, 32, kernel_size=3, padding=1), nn.ReLU(), nn.MaxPool2d(2),  # 32 x 2 x 2
-        nn.Flatten(), nn.Linear(32 * 2 * 2, 64), nn.ReLU(), nn.Dropout(0.1), nn.Linear(64, 10))
+        nn.Conv2d(1, 32, kernel_size=3, padding=1), nn.BatchNorm2d(32), nn.ReLU(),
+        nn.Conv2d(32, 32, kernel_size=3, padding=1), nn.ReLU(), nn.MaxPool2d(2),  # 32 x 4 x 4
+        nn.Conv2d(32, 64, kernel_size=3, padding=1), nn.ReLU(), nn.MaxPool2d(2),  # 64 x 2 x 2
+        nn.Flatten(), nn.Linear(64 * 2 * 2, 128), nn.ReLU(), nn.Dropout(0.2), nn.Linear(128, 10))
 
 
-def main(epochs: int = 15) -> float:
+def main(epochs: int = 20) -> float:
     dg.manual_seed(0)
     x_train, y_train, x_test, y_test = digits()
     loader = DataLoader(TensorDataset(x_train, y_train), batch_size=64, shuffle=True,
@@ -45,8 +48,12 @@ def main(epochs: int = 15) -> float:
     print(f"final test accuracy {acc:.4f} after {time.perf_counter() - start:.1f}s "
           f"(kernels compiled {dg.kernels.cache_stats()['compiles']}, "
           f"loaded from disk {dg.kernels.cache_stats()['disk_loads']})")
-    dg.save(model.state_dict(), "digits_cnn.dg")
-    print("saved the trained weights to digits_cnn.dg")
+    path = os.path.join(tempfile.gettempdir(), "digits_cnn.dg")
+    dg.save(model.state_dict(), path)
+    restored = build_model()
+    restored.load_state_dict(dg.load(path))
+    print(f"saved the weights to {path}; reloaded model accuracy "
+          f"{accuracy(restored, x_test, y_test):.4f}")
     return acc
 
 

@@ -1,16 +1,25 @@
 """dynagrad.nn: layers, losses and containers with PyTorch's names and semantics.
 
-Development scaffold: each submodule below exports ``__all__`` and is re-exported here.
+Example:
+    >>> import dynagrad as dg
+    >>> import dynagrad.nn as nn
+    >>> model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+    >>> model(dg.randn(3, 4)).shape
+    dynagrad.Size([3, 2])
 """
-import importlib as _importlib
-import importlib.util as _util
-
-_SUBMODULES = ["parameter", "module", "modules.container", "modules.linear", "modules.activation",
-               "modules.loss", "modules.conv", "modules.pooling", "modules.norm",
-               "modules.dropout", "modules.embedding", "modules.upsample", "modules.rnn",
-               "modules.attention", "modules.transformer"]
-for _name in _SUBMODULES:
-    if _util.find_spec(f"{__name__}.{_name}") is not None:
-        _mod = _importlib.import_module(f"{__name__}.{_name}")
-        globals().update({k: getattr(_mod, k) for k in getattr(_mod, "__all__", ())})
-from . import functional, init, utils  # noqa: E402,F401
+from . import functional, init, utils  # noqa: F401
+from .module import *  # noqa: F401,F403
+from .modules.activation import *  # noqa: F401,F403
+from .modules.attention import *  # noqa: F401,F403
+from .modules.container import *  # noqa: F401,F403
+from .modules.conv import *  # noqa: F401,F403
+from .modules.dropout import *  # noqa: F401,F403
+from .modules.embedding import *  # noqa: F401,F403
+from .modules.linear import *  # noqa: F401,F403
+from .modules.loss import *  # noqa: F401,F403
+from .modules.norm import *  # noqa: F401,F403
+from .modules.pooling import *  # noqa: F401,F403
+from .modules.rnn import *  # noqa: F401,F403
+from .modules.transformer import *  # noqa: F401,F403
+from .modules.upsample import *  # noqa: F401,F403
+from .parameter import *  # noqa: F401,F403
