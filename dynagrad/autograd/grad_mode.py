@@ -49,13 +49,12 @@ class _Mode:
 
     def __call__(self, *args, **kwargs):
         if self._func is None:  # used as @mode() around a function
-            return type(self)(args[0]) if not kwargs and len(args) == 1 and callable(args[0]) \
-                else self._raise_usage()
+            if kwargs or len(args) != 1 or not callable(args[0]):
+                name = type(self).__name__
+                raise TypeError(f"{name}() decorates a function: use it as @{name}()")
+            return type(self)(args[0])
         with type(self)():
             return self._func(*args, **kwargs)
-
-    def _raise_usage(self):
-        raise TypeError(f"{type(self).__name__} decorates a function: use it as @{type(self).__name__}")
 
 
 class no_grad(_Mode):

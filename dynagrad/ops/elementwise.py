@@ -44,8 +44,8 @@ class Elementwise:
         self.read_by = {}
         self.params = params            # names of scalar parameters passed to the kernel
         self.node_cls = type(node_name, (_ElementwiseNode,), {"op": self}) if grads else None
-        # hot-path entries filled on first use: dtype (or (dtype, scalar type)) ->
-        # (compiled kernel, output dtype, output numpy dtype); see fast_unary / fast_binary
+        # hot-path entries filled on first use: dtype, (dtype, "s") or (dtype, scalar type) ->
+        # (kernel entry point, output dtype, output numpy dtype, scalar caster); see fast_binary
         self.fast = {}
 
     def dtypes_for(self, operands):
@@ -105,8 +105,8 @@ def compute(op: Elementwise, operands: tuple, params: dict | None = None, out: T
     out_dt, ct = op.dtypes_for(operands)
     expr = op.exprs.get(_CATEGORY[ct.category])
     if expr is None:
-        raise TypeError(f"{op.name}: not supported for dtype {out_dt.name if op.rule != 'compare' else ct.name} "
-                        "(got " + ", ".join(describe(o) for o in operands) + ")")
+        raise TypeError(f"{op.name}: not supported for dtype {ct.name} (got "
+                        + ", ".join(describe(o) for o in operands) + ")")
     arrays, kinds, types, shapes, tensors = [], [], [], [], []
     ct_np = ct.np
     for i, o in enumerate(operands):
@@ -147,8 +147,6 @@ def compute(op: Elementwise, operands: tuple, params: dict | None = None, out: T
     res = np.empty(shape, out_np_dt) if (out is None or out._data.dtype != out_np_dt
                                           or out_dt is not out_dt.compute) else out._data
     out_name = "bool" if out_dt is bool_ else out_dt.compute.name
-    if res.dtype != out_np_dt:  # in place into a narrow dtype: compute wide, cast on copy-back
-        out_name = "bool" if res.dtype == np.bool_ else res.dtype.name
     if shape == ():
         cpu.elementwise(expr, tuple(kinds), tuple(types), out_name,
                         tuple(a if k == "s" else a.reshape(1) for a, k in zip(arrays, kinds)),
@@ -445,11 +443,10 @@ def _camel(name: str) -> str:
     return "".join(p.capitalize() for p in name.split("_"))
 
 
-def _define(name, exprs, rule="promote", grads=None, saves=(), params=(), node=None):
+def _define(name, exprs, rule="promote", grads=None, saves=(), params=()):
     if isinstance(exprs, str):
         exprs = {"f": exprs, "i": exprs}
-    op = Elementwise(name, exprs, rule, grads, set(saves), node or f"{_camel(name)}Backward0",
-                     params)
+    op = Elementwise(name, exprs, rule, grads, set(saves), f"{_camel(name)}Backward0", params)
     OPS[name] = op
     return op
 
@@ -638,7 +635,6 @@ _define("where", {"f": "y if x else z", "i": "y if x else z", "b": "y if x else 
         (0,))
 _define("round", {"f": "round_half_even(x)", "i": "x", "b": "x"}, "promote",
         (lambda g, x, o: g * 0,), ())
-OPS["where"].node_cls.__name__ = "WhereBackward0"
 
 # --- public functions ----------------------------------------------------------------------
 
