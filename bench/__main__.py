@@ -1,0 +1,4 @@
+"""``python -m bench``: run the benchmark suite (see bench/README.md)."""
+from bench.run import main
+
+raise SystemExit(main())
