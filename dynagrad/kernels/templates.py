@@ -43,8 +43,10 @@ def _sig(*args) -> tuple:
     return tuple(getattr(types, NUMBA_TYPE[a]) if isinstance(a, str) else a for a in args)
 
 
-def _decorator(parallel: bool = False) -> str:
+def _decorator(parallel: bool = False, reassociate: bool = False) -> str:
     extra = ", parallel=True" if parallel else ""
+    if reassociate:  # lets LLVM split a running total into vector lanes (NaN/inf semantics kept)
+        extra += ', fastmath={"reassoc", "contract"}'
     return f'@numba.njit(cache=True, nogil=True, error_model="numpy"{extra})\n'
 
 
@@ -101,7 +103,7 @@ def reduce(init: str, combine: str, final: str, in_type: str, acc_type: str, out
     ``combine`` is a statement updating ``acc`` from ``v``; ``final`` maps ``acc`` (and ``R``) to out.
     """
     acc_np = "np.bool_" if acc_type == "bool" else f"np.{acc_type}"
-    src = HEADER + _decorator() + f"""\
+    src = HEADER + _decorator(reassociate=True) + f"""\
 def kernel(x, out):
     O, R, I = x.shape
     if I == 1:
