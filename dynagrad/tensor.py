@@ -322,6 +322,23 @@ def _rebuild(arr, dtype_name, requires_grad):
 _new = object.__new__
 
 
+def reset_grads(tensors, set_to_none: bool = True) -> None:
+    """``zero_grad`` for a group of tensors: drop each ``.grad`` or zero it in place (detached)."""
+    for t in tensors:
+        g = t.grad
+        if g is None:
+            continue
+        if set_to_none:
+            t.grad = None
+            continue
+        if g.grad_fn is not None:
+            g.detach_()
+        else:
+            g.requires_grad_(False)
+        g._data[...] = 0
+        g._vc[0] += 1
+
+
 # Exact types the hot paths accept as tensors (``type(x) in TENSOR_TYPES`` is cheaper than
 # isinstance); nn adds Parameter.
 TENSOR_TYPES = {Tensor}

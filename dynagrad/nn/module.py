@@ -28,7 +28,8 @@ from typing import Callable, Iterator
 from ..autograd.grad_mode import no_grad
 from ..device import as_device
 from ..dtypes import dtype as DType
-from ..tensor import Tensor
+from ..ops.tensor_methods import parse_to_args
+from ..tensor import Tensor, reset_grads
 from .parameter import Buffer, Parameter
 
 __all__ = ["Module", "RemovableHandle"]
@@ -451,18 +452,7 @@ class Module:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset every parameter's ``.grad``: to ``None`` (default) or to zeros in place."""
-        for p in self.parameters():
-            if p.grad is None:
-                continue
-            if set_to_none:
-                p.grad = None
-            else:
-                g = p.grad
-                if g.grad_fn is not None:
-                    g.detach_()
-                else:
-                    g.requires_grad_(False)
-                g.zero_()
+        reset_grads(self.parameters(), set_to_none)
 
     def apply(self, fn: Callable[["Module"], None]) -> "Module":
         """Call ``fn`` on every descendant (children first) and then on this module."""
@@ -491,22 +481,7 @@ class Module:
     def to(self, *args, **kwargs) -> "Module":
         """``to(dtype)``, ``to(device)``, ``to(device, dtype)`` or ``to(tensor)``; dtype changes
         apply to floating-point parameters and buffers only."""
-        dtype = kwargs.pop("dtype", None)
-        device = kwargs.pop("device", None)
-        kwargs.pop("non_blocking", None)
-        kwargs.pop("memory_format", None)
-        if kwargs:
-            raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
-        for a in args:
-            if isinstance(a, DType):
-                dtype = a
-            elif isinstance(a, Tensor):
-                dtype, device = a.dtype, a.device
-            elif isinstance(a, bool):
-                continue
-            else:
-                device = a
-        as_device(device)  # raises a clear error for devices this build cannot use
+        _, dtype, _ = parse_to_args(args, kwargs)
         if dtype is None:
             return self
         if not dtype.is_floating_point:

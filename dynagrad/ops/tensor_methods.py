@@ -89,8 +89,10 @@ Tensor.__rmatmul__ = lambda self, other: matmul(other, self)
 
 # --- dtype and device conversion -----------------------------------------------------------
 
-def to(self, *args, **kwargs) -> Tensor:
-    """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)``; ``copy=True`` copies."""
+def parse_to_args(args: tuple, kwargs: dict) -> tuple:
+    """``(device, dtype, copy)`` from the arguments of ``Tensor.to`` / ``Module.to``; the device is
+    validated (a clear error for devices this build cannot use)."""
+    kwargs = dict(kwargs)
     dtype, copy = kwargs.pop("dtype", None), kwargs.pop("copy", False)
     device = kwargs.pop("device", None)
     kwargs.pop("non_blocking", None)
@@ -102,11 +104,14 @@ def to(self, *args, **kwargs) -> Tensor:
             dtype = a
         elif isinstance(a, Tensor):
             dtype, device = a.dtype, a.device
-        elif isinstance(a, bool):
-            continue
-        else:
+        elif not isinstance(a, bool):  # a positional non_blocking flag is accepted and ignored
             device = a
-    as_device(device)
+    return as_device(device), dtype, copy
+
+
+def to(self, *args, **kwargs) -> Tensor:
+    """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)``; ``copy=True`` copies."""
+    _, dtype, copy = parse_to_args(args, kwargs)
     return to_dtype(self, dtype or self.dtype, copy=copy)
 
 

@@ -30,7 +30,7 @@ from .. import dtypes
 from ..autograd import enable_grad, no_grad
 from ..kernels import cache as _kcache
 from ..kernels.fused_update import update_kernel
-from ..tensor import Tensor, _wrap
+from ..tensor import Tensor, _wrap, reset_grads
 
 __all__ = ["Optimizer", "required"]
 
@@ -170,19 +170,7 @@ class Optimizer:
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the gradients: drop them (default) or fill them with zeros."""
         for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                if set_to_none:
-                    p.grad = None
-                else:
-                    g = p.grad
-                    if g.grad_fn is not None:
-                        g.detach_()
-                    else:
-                        g.requires_grad_(False)
-                    g._data[...] = 0
-                    g._vc[0] += 1
+            reset_grads(group["params"], set_to_none)
 
     def step(self, closure: Callable[[], Any] | None = None):
         """Perform one optimization step (``closure`` re-evaluates the loss when given)."""
