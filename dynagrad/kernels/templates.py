@@ -44,10 +44,11 @@ def _sig(*args) -> tuple:
 
 
 def _decorator(parallel: bool = False, reassociate: bool = False) -> str:
+    # "contract" fuses a*b+c into one FMA (one rounding instead of two: never less accurate);
+    # "reassoc" lets LLVM split a running total into vector lanes. Neither assumes away NaN/inf.
+    flags = '{"reassoc", "contract"}' if reassociate else '{"contract"}'
     extra = ", parallel=True" if parallel else ""
-    if reassociate:  # lets LLVM split a running total into vector lanes (NaN/inf semantics kept)
-        extra += ', fastmath={"reassoc", "contract"}'
-    return f'@numba.njit(cache=True, nogil=True, error_model="numpy"{extra})\n'
+    return f'@numba.njit(cache=True, nogil=True, error_model="numpy", fastmath={flags}{extra})\n'
 
 
 def elementwise(expr: str, kinds: tuple, in_types: tuple, out_type: str, layout: str,
