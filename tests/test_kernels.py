@@ -167,3 +167,23 @@ def test_thread_pool_waits_passively():
     after = resource.getrusage(resource.RUSAGE_SELF)
     busy = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     assert busy < 0.1, f"{busy:.2f}s of CPU burnt while idle: the thread pool is spinning"
+
+
+def test_large_outputs_reuse_idle_buffers_but_never_live_ones():
+    from dynagrad.kernels import memory
+    n = memory.POOL_MIN_BYTES // 4
+    a = dg.rand(n)
+    first = a + 1.0
+    ptr = first.data_ptr()
+    view = first[10:20]  # a live view keeps the buffer busy
+    del first
+    second = a + 2.0
+    assert second.data_ptr() != ptr
+    assert view.tolist() == (a[10:20] + 1.0).tolist()  # untouched by the second result
+    del view
+    third = a + 3.0  # now the first buffer is idle: it is reused
+    assert third.data_ptr() == ptr
+    np.testing.assert_allclose(third.numpy(), a.numpy() + 3.0, rtol=1e-6)
+    del second, third
+    assert memory.release_idle() >= 2 * n * 4
+    assert memory.stats()["idle_bytes"] == 0

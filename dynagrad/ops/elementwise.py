@@ -21,7 +21,7 @@ from ..autograd.function import Node, edge_of
 from ..dtypes import bool_, result_type
 from ..errors import describe
 from ..kernels import cache as kernel_cache
-from ..kernels import cpu
+from ..kernels import cpu, memory
 from ..tensor import TENSOR_TYPES, Tensor, _wrap
 from ._util import broadcast_shapes
 from .registry import REGISTRY, register
@@ -144,8 +144,8 @@ def compute(op: Elementwise, operands: tuple, params: dict | None = None, out: T
     out_np_dt = (bool_ if out_dt is bool_ else out_dt.compute).np
     if out is not None:
         _check_inplace(op.name, out, out_dt, shape, operands)
-    res = np.empty(shape, out_np_dt) if (out is None or out._data.dtype != out_np_dt
-                                          or out_dt is not out_dt.compute) else out._data
+    res = memory.empty(shape, out_np_dt) if (out is None or out._data.dtype != out_np_dt
+                                              or out_dt is not out_dt.compute) else out._data
     out_name = "bool" if out_dt is bool_ else out_dt.compute.name
     if shape == ():
         cpu.elementwise(expr, tuple(kinds), tuple(types), out_name,

@@ -1,0 +1,69 @@
+"""A caching allocator for large CPU outputs.
+
+A fresh multi-megabyte NumPy buffer is mapped from the OS page by page on first write: for a 64 MB
+elementwise result the page faults cost several times the arithmetic. Large outputs therefore come
+from a pool of raw buffers keyed by size; a buffer is handed out again once no array refers to it
+any more (its reference count says so), so no free hook is needed and a live view is never
+overwritten.
+
+Example:
+    >>> from dynagrad.kernels import memory
+    >>> a = memory.empty((1 << 20,), "float32")
+    >>> a.shape, memory.stats()["pooled_bytes"] >= a.nbytes
+    ((1048576,), True)
+"""
+from __future__ import annotations
+
+import math
+import sys
+
+import numpy as np
+
+POOL_MIN_BYTES = 1 << 21        # smaller buffers come from malloc's own free lists
+POOL_MAX_IDLE_BYTES = 1 << 29   # idle buffers kept beyond this are released to the OS
+
+_buckets: dict = {}             # nbytes -> [raw uint8 buffer, ...] (in use or idle)
+_pooled = [0]                   # total bytes held in the buckets
+_IDLE_REFS = 3                  # the bucket list, the loop variable, getrefcount's argument
+
+
+def empty(shape: tuple, dtype) -> np.ndarray:
+    """``np.empty(shape, dtype)``, reusing an idle pooled buffer for large sizes."""
+    dtype = np.dtype(dtype)
+    nbytes = math.prod(shape) * dtype.itemsize
+    if nbytes < POOL_MIN_BYTES:
+        return np.empty(shape, dtype)
+    bucket = _buckets.get(nbytes)
+    if bucket is None:
+        bucket = _buckets[nbytes] = []
+    for raw in bucket:
+        if sys.getrefcount(raw) == _IDLE_REFS:
+            return raw.view(dtype).reshape(shape)
+    if _pooled[0] + nbytes > POOL_MAX_IDLE_BYTES:
+        release_idle()
+    raw = np.empty(nbytes, np.uint8)
+    bucket.append(raw)
+    _pooled[0] += nbytes
+    return raw.view(dtype).reshape(shape)
+
+
+def release_idle() -> int:
+    """Give every idle pooled buffer back to the OS; returns the bytes released."""
+    released = 0
+    for nbytes, bucket in _buckets.items():
+        keep = []
+        for raw in bucket:
+            if sys.getrefcount(raw) == _IDLE_REFS:
+                released += nbytes
+            else:
+                keep.append(raw)
+        bucket[:] = keep
+    _pooled[0] -= released
+    return released
+
+
+def stats() -> dict:
+    """Bytes held by the pool, and how many of them no array uses right now."""
+    idle = sum(n for n, bucket in _buckets.items() for raw in bucket
+               if sys.getrefcount(raw) == _IDLE_REFS)
+    return {"pooled_bytes": _pooled[0], "idle_bytes": idle}
