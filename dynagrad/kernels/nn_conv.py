@@ -156,6 +156,13 @@ def kernel(g, idx, gx):
     return src, "kernel", sig, f"max_pool_backward {dtype}"
 
 
+def _avg_pool_sig(dtype: str) -> tuple:
+    """Argument types of ``avg_pool`` and its adjoint: ``(x or g, hs, hk, ws, wk, scale, out or
+    gx)``."""
+    return _sig(_arr(dtype, 3, True, True), *[_arr("int64", 1, True, True)] * 4,
+                _arr("float64", 2, True, True), _arr(dtype, 3, True))
+
+
 def avg_pool(dtype: str) -> tuple:
     """``out[b, i, j] = scale[i, j] * sum(window of x[b])`` (windows with unit step)."""
     src = HEADER + _decorator() + """\
@@ -172,9 +179,7 @@ def kernel(x, hs, hk, ws, wk, scale, out):
                         acc += x[b, y, w]
                 out[b, i, j] = acc * scale[i, j]
 """
-    sig = _sig(_arr(dtype, 3, True, True), *[_arr("int64", 1, True, True)] * 4,
-               _arr("float64", 2, True, True), _arr(dtype, 3, True))
-    return src, "kernel", sig, f"avg_pool {dtype}"
+    return src, "kernel", _avg_pool_sig(dtype), f"avg_pool {dtype}"
 
 
 def avg_pool_backward(dtype: str) -> tuple:
@@ -193,6 +198,4 @@ def kernel(g, hs, hk, ws, wk, scale, gx):
                     for w in range(ws[j], ws[j] + wk[j]):
                         gx[b, y, w] += v
 """
-    sig = _sig(_arr(dtype, 3, True, True), *[_arr("int64", 1, True, True)] * 4,
-               _arr("float64", 2, True, True), _arr(dtype, 3, True))
-    return src, "kernel", sig, f"avg_pool_backward {dtype}"
+    return src, "kernel", _avg_pool_sig(dtype), f"avg_pool_backward {dtype}"

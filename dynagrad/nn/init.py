@@ -233,6 +233,21 @@ def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
     return uniform_(tensor, -bound, bound, generator)
 
 
+def _default_layer_init_(weight: Tensor, bias: Tensor | None, *,
+                         zero_bias_without_fan_in: bool) -> None:
+    """PyTorch's default for Linear and Conv layers: weight ~ kaiming_uniform(a=sqrt(5)), i.e.
+    U(-1/sqrt(fan_in), 1/sqrt(fan_in)), and bias ~ the same U. With no fan-in Linear still
+    fills the bias (U(0, 0): zeros) while Conv leaves it untouched, as PyTorch; the flag picks."""
+    kaiming_uniform_(weight, a=math.sqrt(5))
+    if bias is None:
+        return
+    fan_in, _ = _calculate_fan_in_and_fan_out(weight)
+    if fan_in == 0 and not zero_bias_without_fan_in:
+        return
+    bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+    uniform_(bias, -bound, bound)
+
+
 def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
                     nonlinearity: str = "leaky_relu",
                     generator: Generator | None = None) -> Tensor:

@@ -9,8 +9,8 @@ Example:
 """
 from __future__ import annotations
 
-from .optimizer import (Optimizer, bump, check_supported, launch, new_step, params_with_grad,
-                        scalar, zeros_like)
+from .optimizer import (Optimizer, bump, check_non_negative, check_supported, launch,
+                        params_with_grad, scalar)
 
 __all__ = ["Adadelta"]
 
@@ -24,14 +24,10 @@ class Adadelta(Optimizer):
     def __init__(self, params, lr=1.0, rho: float = 0.9, eps: float = 1e-6,
                  weight_decay: float = 0, foreach=None, *, capturable: bool = False,
                  maximize: bool = False, differentiable: bool = False) -> None:
-        if not 0.0 <= scalar(lr):
-            raise ValueError(f"Invalid learning rate: {lr}")
+        check_non_negative(lr=lr)
         if not 0.0 <= rho <= 1.0:
             raise ValueError(f"Invalid rho value: {rho}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        check_non_negative(eps=eps, weight_decay=weight_decay)
         check_supported("Adadelta", differentiable, capturable)
         defaults = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize,
                         capturable=capturable, foreach=foreach, differentiable=differentiable)
@@ -46,11 +42,7 @@ class Adadelta(Optimizer):
             scalars = (sgn, group["weight_decay"], rho, 1 - rho, group["eps"],
                        -scalar(group["lr"]))
             for p in params_with_grad(group, "Adadelta"):
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = new_step()
-                    state["square_avg"] = zeros_like(p)
-                    state["acc_delta"] = zeros_like(p)
+                state = self._param_state(p, "square_avg", "acc_delta")
                 bump(state["step"])
                 launch("adadelta", (), p, (state["square_avg"], state["acc_delta"]), *scalars)
         return loss

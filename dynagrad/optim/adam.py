@@ -11,24 +11,26 @@ Example:
 """
 from __future__ import annotations
 
-from .optimizer import (Optimizer, bump, check_supported, launch, new_step, params_with_grad,
-                        scalar, zeros_like)
+from .optimizer import (Optimizer, bump, check_non_negative, check_supported, launch,
+                        params_with_grad, scalar)
 
 __all__ = ["Adam", "AdamW"]
 
 
 def check_betas(lr, eps, betas, weight_decay) -> None:
     """PyTorch's validation of the Adam-family hyper-parameters."""
-    if not 0.0 <= scalar(lr):
-        raise ValueError(f"Invalid learning rate: {lr}")
-    if not 0.0 <= eps:
-        raise ValueError(f"Invalid epsilon value: {eps}")
+    check_non_negative(lr=lr, eps=eps)
     if not 0.0 <= betas[0] < 1.0:
         raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
     if not 0.0 <= betas[1] < 1.0:
         raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-    if not 0.0 <= weight_decay:
-        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+    check_non_negative(weight_decay=weight_decay)
+
+
+def weight_decay_terms(lr, weight_decay: float, decoupled: bool) -> tuple:
+    """``(decay, wd_grad)``: the factor on ``p`` (AdamW's ``1 - lr*wd``) and the ``wd`` added to
+    the gradient (classic L2), exactly one of them active."""
+    return (1 - lr * weight_decay, 0.0) if decoupled else (1.0, weight_decay)
 
 
 class Adam(Optimizer):
@@ -59,16 +61,11 @@ class Adam(Optimizer):
             beta1, beta2 = group["betas"]
             lr, wd, eps = scalar(group["lr"]), group["weight_decay"], group["eps"]
             sgn = -1.0 if group["maximize"] else 1.0
-            decay, wd_grad = (1 - lr * wd, 0.0) if group["decoupled_weight_decay"] else (1.0, wd)
+            decay, wd_grad = weight_decay_terms(lr, wd, group["decoupled_weight_decay"])
             w1 = 1 - beta1
+            names = ("exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if amsgrad else ())
             for p in params_with_grad(group, type(self).__name__):
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = new_step()
-                    state["exp_avg"] = zeros_like(p)
-                    state["exp_avg_sq"] = zeros_like(p)
-                    if amsgrad:
-                        state["max_exp_avg_sq"] = zeros_like(p)
+                state = self._param_state(p, *names)
                 step = bump(state["step"])
                 bc1, bc2 = 1 - beta1 ** step, 1 - beta2 ** step
                 buffers = (state["exp_avg"], state["exp_avg_sq"])

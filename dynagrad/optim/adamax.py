@@ -12,8 +12,7 @@ Example:
 from __future__ import annotations
 
 from .adam import check_betas
-from .optimizer import (Optimizer, bump, check_supported, launch, new_step, params_with_grad,
-                        scalar, zeros_like)
+from .optimizer import Optimizer, bump, check_supported, launch, params_with_grad, scalar
 
 __all__ = ["Adamax"]
 
@@ -42,11 +41,7 @@ class Adamax(Optimizer):
             sgn = -1.0 if group["maximize"] else 1.0
             w1 = 1 - beta1
             for p in params_with_grad(group, "Adamax"):
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = new_step()
-                    state["exp_avg"] = zeros_like(p)
-                    state["exp_inf"] = zeros_like(p)
+                state = self._param_state(p, "exp_avg", "exp_inf")
                 step = bump(state["step"])
                 clr = lr / (1 - beta1 ** step)
                 launch("adamax", (), p, (state["exp_avg"], state["exp_inf"]), sgn,

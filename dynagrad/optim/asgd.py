@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
-from .optimizer import (Optimizer, bump, check_supported, launch, new_step, params_with_grad,
-                        scalar, zeros_like)
+from .optimizer import (Optimizer, bump, check_non_negative, check_supported, launch,
+                        params_with_grad, scalar)
 
 __all__ = ["ASGD"]
 
@@ -27,10 +27,7 @@ class ASGD(Optimizer):
     def __init__(self, params, lr=1e-2, lambd: float = 1e-4, alpha: float = 0.75,
                  t0: float = 1e6, weight_decay: float = 0, foreach=None, maximize: bool = False,
                  differentiable: bool = False, capturable: bool = False) -> None:
-        if not 0.0 <= scalar(lr):
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        check_non_negative(lr=lr, weight_decay=weight_decay)
         check_supported("ASGD", differentiable, capturable)
         defaults = dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay,
                         foreach=foreach, maximize=maximize, differentiable=differentiable,
@@ -46,12 +43,7 @@ class ASGD(Optimizer):
             sgn = -1.0 if group["maximize"] else 1.0
             default = dtypes.get_default_dtype().np
             for p in params_with_grad(group, "ASGD"):
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = new_step()
-                    state["eta"] = new_step(lr)
-                    state["mu"] = new_step(1.0)
-                    state["ax"] = zeros_like(p)
+                state = self._param_state(p, "ax", eta=lr, mu=1.0)
                 step = bump(state["step"])
                 eta, mu = state["eta"], state["mu"]
                 eta_value, mu_value = float(eta._data), float(mu._data)

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..autograd import enable_grad
 from ..tensor import Tensor, _wrap
-from .optimizer import Optimizer, scalar
+from .optimizer import Optimizer, check_non_negative, scalar
 
 __all__ = ["LBFGS"]
 
@@ -122,8 +122,7 @@ class LBFGS(Optimizer):
     def __init__(self, params, lr=1, max_iter: int = 20, max_eval: int | None = None,
                  tolerance_grad: float = 1e-7, tolerance_change: float = 1e-9,
                  history_size: int = 100, line_search_fn: str | None = None) -> None:
-        if not 0.0 <= scalar(lr):
-            raise ValueError(f"Invalid learning rate: {lr}")
+        check_non_negative(lr=lr)
         if max_eval is None:
             max_eval = max_iter * 5 // 4
         defaults = dict(lr=lr, max_iter=max_iter, max_eval=max_eval,

@@ -9,9 +9,9 @@ Example:
 """
 from __future__ import annotations
 
-from .adam import check_betas
-from .optimizer import (Optimizer, bump, check_supported, launch, new_step, params_with_grad,
-                        scalar, zeros_like)
+from .adam import check_betas, weight_decay_terms
+from .optimizer import (Optimizer, bump, check_non_negative, check_supported, launch,
+                        params_with_grad, scalar)
 
 __all__ = ["NAdam"]
 
@@ -28,8 +28,7 @@ class NAdam(Optimizer):
                  decoupled_weight_decay: bool = False, *, foreach=None, maximize: bool = False,
                  capturable: bool = False, differentiable: bool = False) -> None:
         check_betas(lr, eps, betas, weight_decay)
-        if not 0.0 <= momentum_decay:
-            raise ValueError(f"Invalid momentum_decay value: {momentum_decay}")
+        check_non_negative(momentum_decay=momentum_decay)
         check_supported("NAdam", differentiable, capturable)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                         momentum_decay=momentum_decay,
@@ -45,15 +44,10 @@ class NAdam(Optimizer):
             lr, wd = scalar(group["lr"]), group["weight_decay"]
             psi = group["momentum_decay"]
             sgn = -1.0 if group["maximize"] else 1.0
-            decay, wd_grad = (1 - lr * wd, 0.0) if group["decoupled_weight_decay"] else (1.0, wd)
+            decay, wd_grad = weight_decay_terms(lr, wd, group["decoupled_weight_decay"])
             w1 = 1 - beta1
             for p in params_with_grad(group, "NAdam"):
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = new_step()
-                    state["mu_product"] = new_step(1.0)
-                    state["exp_avg"] = zeros_like(p)
-                    state["exp_avg_sq"] = zeros_like(p)
+                state = self._param_state(p, "exp_avg", "exp_avg_sq", mu_product=1.0)
                 step = bump(state["step"])
                 mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * psi)))
                 mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * psi)))

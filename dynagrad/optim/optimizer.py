@@ -176,6 +176,19 @@ class Optimizer:
         """Perform one optimization step (``closure`` re-evaluates the loss when given)."""
         raise NotImplementedError
 
+    def _param_state(self, p: Tensor, *buffers: str, **scalars: float) -> dict:
+        """The state of ``p``, filled on its first step as PyTorch does: ``step`` 0, then a 0-d
+        entry per name in ``scalars`` (its initial value), then a zero buffer shaped like ``p``
+        per name in ``buffers``."""
+        state = self.state[p]
+        if len(state) == 0:
+            state["step"] = new_step()
+            for name, value in scalars.items():
+                state[name] = new_step(value)
+            for name in buffers:
+                state[name] = zeros_like(p)
+        return state
+
     @staticmethod
     def _closure_loss(closure):
         if closure is None:
@@ -318,6 +331,17 @@ def launch(family: str, options: tuple, p: Tensor, buffers: tuple, *scalars) -> 
     p._vc[0] += 1
     for b in buffers:
         b._vc[0] += 1
+
+
+_INVALID = {"lr": "Invalid learning rate", "eps": "Invalid epsilon value"}
+
+
+def check_non_negative(**hyper) -> None:
+    """PyTorch's ``Invalid ... value`` errors for hyper-parameters that must be >= 0, checked in
+    the order given (``lr`` may be a 1-element tensor)."""
+    for name, value in hyper.items():
+        if not 0.0 <= (scalar(value) if name == "lr" else value):
+            raise ValueError(f"{_INVALID.get(name, f'Invalid {name} value')}: {value}")
 
 
 def check_supported(name: str, differentiable: bool = False, capturable: bool = False) -> None:

@@ -11,9 +11,8 @@ Example:
 """
 from __future__ import annotations
 
-from .adam import check_betas
-from .optimizer import (Optimizer, bump, check_supported, launch, new_step, params_with_grad,
-                        scalar, zeros_like)
+from .adam import check_betas, weight_decay_terms
+from .optimizer import Optimizer, bump, check_supported, launch, params_with_grad, scalar
 
 __all__ = ["RAdam"]
 
@@ -44,15 +43,11 @@ class RAdam(Optimizer):
             beta1, beta2 = group["betas"]
             lr, wd = scalar(group["lr"]), group["weight_decay"]
             sgn = -1.0 if group["maximize"] else 1.0
-            decay, wd_grad = (1 - lr * wd, 0.0) if group["decoupled_weight_decay"] else (1.0, wd)
+            decay, wd_grad = weight_decay_terms(lr, wd, group["decoupled_weight_decay"])
             w1 = 1 - beta1
             rho_inf = 2 / (1 - beta2) - 1
             for p in params_with_grad(group, "RAdam"):
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = new_step()
-                    state["exp_avg"] = zeros_like(p)
-                    state["exp_avg_sq"] = zeros_like(p)
+                state = self._param_state(p, "exp_avg", "exp_avg_sq")
                 step = bump(state["step"])
                 bc1, bc2 = 1 - beta1 ** step, 1 - beta2 ** step
                 rho_t = rho_inf - 2 * step * (beta2 ** step) / bc2

@@ -9,8 +9,8 @@ Example:
 """
 from __future__ import annotations
 
-from .optimizer import (Optimizer, bump, check_supported, launch, new_step, params_with_grad,
-                        scalar, zeros_like)
+from .optimizer import (Optimizer, bump, check_non_negative, check_supported, launch,
+                        params_with_grad, scalar)
 
 __all__ = ["RMSprop"]
 
@@ -26,16 +26,8 @@ class RMSprop(Optimizer):
                  weight_decay: float = 0, momentum: float = 0, centered: bool = False,
                  capturable: bool = False, foreach=None, maximize: bool = False,
                  differentiable: bool = False) -> None:
-        if not 0.0 <= scalar(lr):
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= momentum:
-            raise ValueError(f"Invalid momentum value: {momentum}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= alpha:
-            raise ValueError(f"Invalid alpha value: {alpha}")
+        check_non_negative(lr=lr, eps=eps, momentum=momentum, weight_decay=weight_decay,
+                           alpha=alpha)
         check_supported("RMSprop", differentiable, capturable)
         defaults = dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered,
                         weight_decay=weight_decay, capturable=capturable, foreach=foreach,
@@ -52,15 +44,10 @@ class RMSprop(Optimizer):
             sgn = -1.0 if group["maximize"] else 1.0
             scalars = (sgn, group["weight_decay"], alpha, 1 - alpha, 1 - (1 - alpha),
                        group["eps"], momentum, -scalar(group["lr"]))
+            names = (("square_avg",) + (("momentum_buffer",) if has_momentum else ())
+                     + (("grad_avg",) if centered else ()))
             for p in params_with_grad(group, "RMSprop"):
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = new_step()
-                    state["square_avg"] = zeros_like(p)
-                    if has_momentum:
-                        state["momentum_buffer"] = zeros_like(p)
-                    if centered:
-                        state["grad_avg"] = zeros_like(p)
+                state = self._param_state(p, *names)
                 bump(state["step"])
                 buffers = (state["square_avg"],)
                 if centered:

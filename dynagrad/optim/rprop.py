@@ -11,8 +11,8 @@ Example:
 """
 from __future__ import annotations
 
-from .optimizer import (Optimizer, bump, check_supported, launch, new_step, params_with_grad,
-                        scalar, zeros_like)
+from .optimizer import (Optimizer, bump, check_non_negative, check_supported, launch, new_step,
+                        params_with_grad, scalar, zeros_like)
 
 __all__ = ["Rprop"]
 
@@ -27,8 +27,7 @@ class Rprop(Optimizer):
     def __init__(self, params, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), *,
                  capturable: bool = False, foreach=None, maximize: bool = False,
                  differentiable: bool = False) -> None:
-        if not 0.0 <= scalar(lr):
-            raise ValueError(f"Invalid learning rate: {lr}")
+        check_non_negative(lr=lr)
         if not 0.0 < etas[0] < 1.0 < etas[1]:
             raise ValueError(f"Invalid eta values: {etas[0]}, {etas[1]}")
         check_supported("Rprop", differentiable, capturable)

@@ -216,11 +216,39 @@ def _check_bias(op: str, bias, w, channels: int) -> None:
                            f"{list(bias.shape)} instead")
 
 
-def _check_positive(op: str, stride, dilation) -> None:
+def _conv_args(op: str, nsp: int, input, weight, bias, stride, dilation, groups) -> tuple:
+    """The checked arguments shared by convolution and its transpose: ``(batched, x, k, stride,
+    dilation)`` with ``x`` the input given a batch dim, ``k`` the kernel size and ``stride`` and
+    ``dilation`` as positive ``nsp``-tuples."""
+    batched = _check_common(op, nsp, input, weight, bias, groups)
+    x = input if batched else input.unsqueeze(0)
+    stride = _tuple(stride, nsp, op, "stride")
+    dilation = _tuple(dilation, nsp, op, "dilation")
     if any(s <= 0 for s in stride):
         raise RuntimeError(f"{op}: non-positive stride is not supported (got stride={stride})")
     if any(d <= 0 for d in dilation):
         raise RuntimeError(f"{op}: dilation should be greater than zero (got dilation={dilation})")
+    return batched, x, tuple(weight.shape[2:]), stride, dilation
+
+
+def _check_weight_groups(op: str, w, groups: int) -> None:
+    """Weight dim 0 (out channels, or in channels when transposed) must split into ``groups``."""
+    if w.shape[0] % groups:
+        raise RuntimeError(f"{op}: Given groups={groups}, expected weight to be divisible by "
+                           f"{groups} at dimension 0, but got weight of size {list(w.shape)} "
+                           "instead")
+
+
+def _record_conv(node_cls: type[Node], op: str, geom: _Geom, nsp: int, groups: int, x, w, bias,
+                 res: Tensor) -> None:
+    """Attach a ``node_cls`` as the backward of ``res`` when grad mode is on and an input needs
+    it."""
+    if grad_mode.GRAD_ENABLED[0] and (x._requires_grad or w._requires_grad
+                                      or (bias is not None and bias._requires_grad)):
+        node = node_cls()
+        node.op, node.geom, node.nsp, node.groups = op, geom, nsp, groups
+        node.save(x, w)
+        record(node, (x, w) if bias is None else (x, w, bias), (res,))
 
 
 class ConvolutionBackward0(Node):
@@ -241,13 +269,9 @@ class ConvolutionBackward0(Node):
 
 
 def _convnd(op: str, nsp: int, input, weight, bias, stride, padding, dilation, groups) -> Tensor:
-    batched = _check_common(op, nsp, input, weight, bias, groups)
-    x = input if batched else input.unsqueeze(0)
+    batched, x, k, stride, dilation = _conv_args(op, nsp, input, weight, bias, stride, dilation,
+                                                 groups)
     w = weight
-    k = tuple(w.shape[2:])
-    stride = _tuple(stride, nsp, op, "stride")
-    dilation = _tuple(dilation, nsp, op, "dilation")
-    _check_positive(op, stride, dilation)
     if isinstance(padding, str):
         if padding == "valid":
             lo = hi = (0,) * nsp
@@ -267,10 +291,7 @@ def _convnd(op: str, nsp: int, input, weight, bias, stride, padding, dilation, g
             raise RuntimeError(f"{op}: negative padding is not supported (got padding={lo})")
     O, cg = w.shape[0], w.shape[1]
     C = x.shape[1]
-    if O % groups:
-        raise RuntimeError(f"{op}: Given groups={groups}, expected weight to be divisible by "
-                           f"{groups} at dimension 0, but got weight of size {list(w.shape)} "
-                           "instead")
+    _check_weight_groups(op, w, groups)
     if C != cg * groups:
         raise RuntimeError(f"{op}: Given groups={groups}, weight of size {list(w.shape)}, expected "
                            f"input{list(x.shape)} to have {cg * groups} channels, but got {C} "
@@ -292,12 +313,7 @@ def _convnd(op: str, nsp: int, input, weight, bias, stride, padding, dilation, g
     if bias is not None:
         out += bias._data.reshape(1, O, 1)
     res = _wrap(out.reshape((x.shape[0], O) + out_sp), x.dtype)
-    if grad_mode.GRAD_ENABLED[0] and (x._requires_grad or w._requires_grad
-                                      or (bias is not None and bias._requires_grad)):
-        node = ConvolutionBackward0()
-        node.op, node.geom, node.nsp, node.groups = op, geom, nsp, groups
-        node.save(x, w)
-        record(node, (x, w) if bias is None else (x, w, bias), (res,))
+    _record_conv(ConvolutionBackward0, op, geom, nsp, groups, x, w, bias, res)
     return res if batched else res.squeeze(0)
 
 
@@ -362,13 +378,9 @@ class ConvolutionBackward1(Node):
 
 def _conv_transposend(op: str, nsp: int, input, weight, bias, stride, padding, output_padding,
                       groups, dilation) -> Tensor:
-    batched = _check_common(op, nsp, input, weight, bias, groups)
-    x = input if batched else input.unsqueeze(0)
+    batched, x, k, stride, dilation = _conv_args(op, nsp, input, weight, bias, stride, dilation,
+                                                 groups)
     w = weight
-    k = tuple(w.shape[2:])
-    stride = _tuple(stride, nsp, op, "stride")
-    dilation = _tuple(dilation, nsp, op, "dilation")
-    _check_positive(op, stride, dilation)
     if isinstance(padding, str):
         raise RuntimeError(f"{op}: padding must be an int or a tuple of ints for transposed "
                            f"convolutions (got {padding!r})")
@@ -382,10 +394,7 @@ def _conv_transposend(op: str, nsp: int, input, weight, bias, stride, padding, o
                            f"dilation, but got output_padding={output_padding}, stride={stride}, "
                            f"dilation={dilation}")
     cin, cog = w.shape[0], w.shape[1]
-    if cin % groups:
-        raise RuntimeError(f"{op}: Given groups={groups}, expected weight to be divisible by "
-                           f"{groups} at dimension 0, but got weight of size {list(w.shape)} "
-                           "instead")
+    _check_weight_groups(op, w, groups)
     if x.shape[1] != cin:
         raise RuntimeError(f"{op}: Given transposed=1, weight of size {list(w.shape)}, expected "
                            f"input{list(x.shape)} to have {cin} channels, but got {x.shape[1]} "
@@ -409,12 +418,7 @@ def _conv_transposend(op: str, nsp: int, input, weight, bias, stride, padding, o
         out = out.reshape(n_, cout, -1)
         out += bias._data.reshape(1, cout, 1)
     res = _wrap(out.reshape((n_, cout) + out_sp), x.dtype)
-    if grad_mode.GRAD_ENABLED[0] and (x._requires_grad or w._requires_grad
-                                      or (bias is not None and bias._requires_grad)):
-        node = ConvolutionBackward1()
-        node.op, node.geom, node.nsp, node.groups = op, geom, nsp, groups
-        node.save(x, w)
-        record(node, (x, w) if bias is None else (x, w, bias), (res,))
+    _record_conv(ConvolutionBackward1, op, geom, nsp, groups, x, w, bias, res)
     return res if batched else res.squeeze(0)
 
 

@@ -41,15 +41,16 @@ _GRAD = grad_mode.GRAD_ENABLED
 
 # --- reductions and argument checks -------------------------------------------------------------
 
-def _legacy_reduction(size_average, reduce, reduction: str) -> str:
-    """Map the deprecated ``size_average``/``reduce`` flags onto ``reduction`` (as PyTorch)."""
+def _legacy_reduction(size_average, reduce, reduction: str, stacklevel: int = 3) -> str:
+    """Map the deprecated ``size_average``/``reduce`` flags onto ``reduction`` (as PyTorch);
+    ``stacklevel`` points the deprecation warning at the loss's caller."""
     if size_average is None and reduce is None:
         return reduction
     size_average = True if size_average is None else size_average
     reduce = True if reduce is None else reduce
     warnings.warn("size_average and reduce args will be deprecated, please use "
                   f"reduction='{'none' if not reduce else ('mean' if size_average else 'sum')}' "
-                  "instead.", stacklevel=3)
+                  "instead.", stacklevel=stacklevel)
     return "none" if not reduce else ("mean" if size_average else "sum")
 
 
@@ -57,6 +58,13 @@ def _check_reduction(name: str, reduction: str) -> None:
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(f"{name}: {reduction!r} is not a valid value for reduction "
                          "(expected 'none', 'mean' or 'sum')")
+
+
+def _checked_reduction(name: str, size_average, reduce, reduction: str) -> str:
+    """``reduction`` after the legacy flags, validated (for losses called as ``name``)."""
+    reduction = _legacy_reduction(size_average, reduce, reduction, stacklevel=4)
+    _check_reduction(name, reduction)
+    return reduction
 
 
 def _reduce(loss: Tensor, reduction: str) -> Tensor:
@@ -230,8 +238,7 @@ class _BCE(Function):
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
                          reduction: str = "mean") -> Tensor:
     """``-(t log(x) + (1 - t) log(1 - x))`` for probabilities ``x`` in [0, 1]."""
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_reduction("binary_cross_entropy", reduction)
+    reduction = _checked_reduction("binary_cross_entropy", size_average, reduce, reduction)
     x = _tensor(input, "binary_cross_entropy", "input")
     t = _tensor(target, "binary_cross_entropy", "target")
     _same_size("binary_cross_entropy", x, t)
@@ -246,8 +253,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
                                      reduction: str = "mean", pos_weight=None) -> Tensor:
     """``binary_cross_entropy(sigmoid(x), t)`` computed stably from logits; ``pos_weight``
     weights the positive term per class (broadcast over the last dim)."""
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_reduction("binary_cross_entropy_with_logits", reduction)
+    reduction = _checked_reduction("binary_cross_entropy_with_logits", size_average, reduce,
+                                   reduction)
     x = _tensor(input, "binary_cross_entropy_with_logits", "input")
     t = _tensor(target, "binary_cross_entropy_with_logits", "target")
     if tuple(x.shape) != tuple(t.shape):
@@ -311,8 +318,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = 
              reduce=None, reduction: str = "mean") -> Tensor:
     """``-w[t] * input[t]`` per sample (``input`` holds log-probabilities); ``'mean'`` divides by
     the total weight of the targets that are not ``ignore_index``."""
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_reduction("nll_loss", reduction)
+    reduction = _checked_reduction("nll_loss", size_average, reduce, reduction)
     x, target = _tensor(input, "nll_loss", "input"), _tensor(target, "nll_loss", "target")
     cdim = _class_target("nll_loss", x, target)
     classes = x.shape[cdim]
@@ -429,8 +435,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
         >>> loss.backward(); round(loss.item(), 4)
         0.2269
     """
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_reduction("cross_entropy", reduction)
+    reduction = _checked_reduction("cross_entropy", size_average, reduce, reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"cross_entropy: label_smoothing must be between 0.0 and 1.0, got "
                          f"{label_smoothing}")
@@ -464,8 +469,7 @@ def _ce_probabilities(x: Tensor, target: Tensor, weight, reduction: str, eps: fl
 def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=None,
                       size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     """``sum_{i != y} w[y] max(0, margin - x[y] + x[i])^p / C`` per sample."""
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_reduction("multi_margin_loss", reduction)
+    reduction = _checked_reduction("multi_margin_loss", size_average, reduce, reduction)
     if p not in (1, 2):
         raise ValueError(f"multi_margin_loss: only p == 1 and p == 2 supported, got {p}")
     x = _tensor(input, "multi_margin_loss", "input")
@@ -494,8 +498,7 @@ def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=Non
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
                                 reduction: str = "mean") -> Tensor:
     """Per-class logistic loss averaged over classes: one value per sample."""
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_reduction("multilabel_soft_margin_loss", reduction)
+    reduction = _checked_reduction("multilabel_soft_margin_loss", size_average, reduce, reduction)
     x = _tensor(input, "multilabel_soft_margin_loss", "input")
     t = _tensor(target, "multilabel_soft_margin_loss", "target")
     _same_size("multilabel_soft_margin_loss", x, t)
@@ -511,8 +514,7 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
 def margin_ranking_loss(input1, input2, target, margin: float = 0.0, size_average=None,
                         reduce=None, reduction: str = "mean") -> Tensor:
     """``max(0, -y (x1 - x2) + margin)``."""
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_reduction("margin_ranking_loss", reduction)
+    reduction = _checked_reduction("margin_ranking_loss", size_average, reduce, reduction)
     x1 = _tensor(input1, "margin_ranking_loss", "input1")
     x2 = _tensor(input2, "margin_ranking_loss", "input2")
     y = _tensor(target, "margin_ranking_loss", "target")
@@ -526,8 +528,7 @@ def margin_ranking_loss(input1, input2, target, margin: float = 0.0, size_averag
 def hinge_embedding_loss(input, target, margin: float = 1.0, size_average=None, reduce=None,
                          reduction: str = "mean") -> Tensor:
     """``x`` where ``y == 1``, ``max(0, margin - x)`` where ``y == -1``."""
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_reduction("hinge_embedding_loss", reduction)
+    reduction = _checked_reduction("hinge_embedding_loss", size_average, reduce, reduction)
     x = _tensor(input, "hinge_embedding_loss", "input")
     y = _tensor(target, "hinge_embedding_loss", "target")
     loss = where(y != 1, (margin - x).relu(), 0.0) + where(y != -1, x, 0.0)
@@ -537,8 +538,7 @@ def hinge_embedding_loss(input, target, margin: float = 1.0, size_average=None, 
 def cosine_embedding_loss(input1, input2, target, margin: float = 0.0, size_average=None,
                           reduce=None, reduction: str = "mean") -> Tensor:
     """``1 - cos(x1, x2)`` where ``y == 1``, ``max(0, cos(x1, x2) - margin)`` where ``y == -1``."""
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_reduction("cosine_embedding_loss", reduction)
+    reduction = _checked_reduction("cosine_embedding_loss", size_average, reduce, reduction)
     x1 = _tensor(input1, "cosine_embedding_loss", "input1")
     x2 = _tensor(input2, "cosine_embedding_loss", "input2")
     y = _tensor(target, "cosine_embedding_loss", "target")
@@ -569,8 +569,7 @@ def triplet_margin_loss(anchor, positive, negative, margin: float = 1.0, p: floa
                         eps: float = 1e-6, swap: bool = False, size_average=None, reduce=None,
                         reduction: str = "mean") -> Tensor:
     """``max(0, margin + d(a, p) - d(a, n))`` with ``d`` the pairwise p-distance."""
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_reduction("triplet_margin_loss", reduction)
+    reduction = _checked_reduction("triplet_margin_loss", size_average, reduce, reduction)
     a, pos, neg = (_tensor(v, "triplet_margin_loss", n) for v, n in
                    ((anchor, "anchor"), (positive, "positive"), (negative, "negative")))
     if not (a.ndim == pos.ndim == neg.ndim):

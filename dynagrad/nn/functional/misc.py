@@ -208,6 +208,17 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
 
 # --- pixel shuffle ------------------------------------------------------------------------
 
+def _shuffle_factor(op: str, input: Tensor, factor, what: str) -> int:
+    """``factor`` as an int, after the rank and sign checks shared by pixel (un)shuffle."""
+    r = int(factor)
+    if input.ndim < 3:
+        raise RuntimeError(f"{op} expects input to have at least 3 dimensions, but got "
+                           f"input with {input.ndim} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"{op} expects a positive {what}, but got {r}")
+    return r
+
+
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     """``(*, C*r*r, H, W) -> (*, C, H*r, W*r)``: move channel blocks into space.
 
@@ -217,12 +228,7 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
         tensor([[[[0., 1.],
                   [2., 3.]]]])
     """
-    r = int(upscale_factor)
-    if input.ndim < 3:
-        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got "
-                           f"input with {input.ndim} dimension(s)")
-    if r <= 0:
-        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
+    r = _shuffle_factor("pixel_shuffle", input, upscale_factor, "upscale_factor")
     *lead, c, h, w = input.shape
     if c % (r * r):
         raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible "
@@ -236,12 +242,7 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
 
 def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     """``(*, C, H*r, W*r) -> (*, C*r*r, H, W)``: the inverse of ``pixel_shuffle``."""
-    r = int(downscale_factor)
-    if input.ndim < 3:
-        raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but got "
-                           f"input with {input.ndim} dimension(s)")
-    if r <= 0:
-        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
+    r = _shuffle_factor("pixel_unshuffle", input, downscale_factor, "downscale_factor")
     *lead, c, h, w = input.shape
     for name, size, d in (("height", h, -2), ("width", w, -1)):
         if size % r:

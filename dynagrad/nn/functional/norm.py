@@ -58,6 +58,35 @@ def _grad_like(arr: np.ndarray, p: Tensor) -> Tensor:
     return _wrap(arr.reshape(p._data.shape).astype(p.dtype.np), p.dtype)
 
 
+def _fused_backward(which: str, g: Tensor, x: Tensor, w, b, stats: tuple,
+                    flags: tuple = ()) -> tuple:
+    """``(gx, gw, gb)`` from one fused backward kernel, called as ``kernel(g, x, *stats, weight,
+    *flags, gx, gw, gb)`` with per-channel (dim 1) ``gw``/``gb``; None for an absent parameter."""
+    cdt = x.dtype.compute
+    xa = np.ascontiguousarray(x._data, dtype=cdt.np)
+    ga = np.ascontiguousarray(g._data, dtype=cdt.np)
+    C = xa.shape[1]
+    gx = np.empty_like(xa)
+    gw = np.empty(C)
+    gb = np.empty(C)
+    _kernel(which, cdt.name)(ga, xa, *stats, _param_array(w, C, 1.0, cdt.np), *flags, gx, gw, gb)
+    return (_wrap(gx.astype(x.dtype.np, copy=False), x.dtype),
+            None if w is None else _grad_like(gw, w),
+            None if b is None else _grad_like(gb, b))
+
+
+def _record_fused(node_cls: type[Node], x: Tensor, weight, bias, out: Tensor, **state) -> None:
+    """Record a ``node_cls`` producing ``out`` (saving ``x weight bias``, with ``state`` set as
+    attributes) when grad mode is on and any of the three requires grad."""
+    if grad_mode.GRAD_ENABLED[0] and any(t is not None and t._requires_grad
+                                         for t in (x, weight, bias)):
+        node = node_cls()
+        node.save(x, weight, bias)
+        for name, value in state.items():
+            setattr(node, name, value)
+        record(node, (x, weight, bias), (out,))
+
+
 def _composed_backward(g, x, w, b, eps, stat_dims, param_dims, w_shape, stats):
     """The normalisation gradient built from differentiable ops (used under ``create_graph``).
 
@@ -96,24 +125,13 @@ class NativeBatchNormBackward0(Node):
                                             self.invstd.reshape(1, -1, 1))
         if grad_mode.GRAD_ENABLED[0]:  # create_graph: the gradient must be differentiable
             return _composed_backward(g, x, w, b, self.eps, (0, 2), (0, 2), (1, -1, 1), stats)
-        cdt = x.dtype.compute
-        xa = np.ascontiguousarray(x._data, dtype=cdt.np)
-        ga = np.ascontiguousarray(g._data, dtype=cdt.np)
-        C = xa.shape[1]
-        gx = np.empty_like(xa)
-        gw = np.empty(C)
-        gb = np.empty(C)
-        _kernel("batch_norm_backward", cdt.name)(
-            ga, xa, self.mean, self.invstd, _param_array(w, C, 1.0, cdt.np), int(self.training),
-            gx, gw, gb)
-        return (_wrap(gx.astype(x.dtype.np, copy=False), x.dtype),
-                None if w is None else _grad_like(gw, w),
-                None if b is None else _grad_like(gb, b))
+        return _fused_backward("batch_norm_backward", g, x, w, b, (self.mean, self.invstd),
+                               (int(self.training),))
 
 
-def _check_channels(name: str, t: Tensor | None, C: int) -> None:
+def _check_channels(op: str, name: str, t: Tensor | None, C: int) -> None:
     if t is not None and t.numel() != C:
-        raise RuntimeError(f"batch_norm(): {name} should contain {C} elements not {t.numel()} "
+        raise RuntimeError(f"{op}(): {name} should contain {C} elements not {t.numel()} "
                            f"(got {name}={describe(t)})")
 
 
@@ -147,7 +165,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     L = math.prod(shape[2:])
     for name, t in (("running_mean", running_mean), ("running_var", running_var),
                     ("weight", weight), ("bias", bias)):
-        _check_channels(name, t, C)
+        _check_channels("batch_norm", name, t, C)
     if not training and (running_mean is None or running_var is None):
         raise RuntimeError("batch_norm(): running_mean and running_var must be defined in "
                            "evaluation mode (training=False)")
@@ -171,12 +189,8 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         if running_var is not None:
             _update_running(running_var, var * (count / (count - 1)), momentum)
     out = _wrap(y.astype(input.dtype.np, copy=False), input.dtype)
-    if grad_mode.GRAD_ENABLED[0] and any(t is not None and t._requires_grad
-                                         for t in (x3, weight, bias)):
-        node = NativeBatchNormBackward0()
-        node.save(x3, weight, bias)
-        node.mean, node.invstd, node.training, node.eps = mean, invstd, use_batch, float(eps)
-        record(node, (x3, weight, bias), (out,))
+    _record_fused(NativeBatchNormBackward0, x3, weight, bias, out, mean=mean, invstd=invstd,
+                  training=use_batch, eps=float(eps))
     return out.reshape(shape)
 
 
@@ -189,18 +203,7 @@ class NativeLayerNormBackward0(Node):
         x, w, b = self.saved_tensors
         if grad_mode.GRAD_ENABLED[0]:  # create_graph: the gradient must be differentiable
             return _composed_backward(g, x, w, b, self.eps, (1,), (0,), (1, -1), None)
-        cdt = x.dtype.compute
-        xa = np.ascontiguousarray(x._data, dtype=cdt.np)
-        ga = np.ascontiguousarray(g._data, dtype=cdt.np)
-        K = xa.shape[1]
-        gx = np.empty_like(xa)
-        gw = np.empty(K)
-        gb = np.empty(K)
-        _kernel("layer_norm_backward", cdt.name)(
-            ga, xa, self.mean, self.rstd, _param_array(w, K, 1.0, cdt.np), gx, gw, gb)
-        return (_wrap(gx.astype(x.dtype.np, copy=False), x.dtype),
-                None if w is None else _grad_like(gw, w),
-                None if b is None else _grad_like(gb, b))
+        return _fused_backward("layer_norm_backward", g, x, w, b, (self.mean, self.rstd))
 
 
 def _layer_norm_rows(x2: Tensor, weight, bias, eps: float) -> Tensor:
@@ -214,12 +217,8 @@ def _layer_norm_rows(x2: Tensor, weight, bias, eps: float) -> Tensor:
         xa, _param_array(weight, K, 1.0, cdt.np), _param_array(bias, K, 0.0, cdt.np),
         float(eps), y, mean, rstd)
     out = _wrap(y.astype(x2.dtype.np, copy=False), x2.dtype)
-    if grad_mode.GRAD_ENABLED[0] and any(t is not None and t._requires_grad
-                                         for t in (x2, weight, bias)):
-        node = NativeLayerNormBackward0()
-        node.save(x2, weight, bias)
-        node.mean, node.rstd, node.eps = mean, rstd, float(eps)
-        record(node, (x2, weight, bias), (out,))
+    _record_fused(NativeLayerNormBackward0, x2, weight, bias, out, mean=mean, rstd=rstd,
+                  eps=float(eps))
     return out
 
 
@@ -317,9 +316,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
     N, C = shape[0], shape[1]
     for name, t in (("running_mean", running_mean), ("running_var", running_var),
                     ("weight", weight), ("bias", bias)):
-        if t is not None and t.numel() != C:
-            raise RuntimeError(f"instance_norm(): {name} should contain {C} elements not "
-                               f"{t.numel()} (got {name}={describe(t)})")
+        _check_channels("instance_norm", name, t, C)
     if use_input_stats and math.prod(shape[2:]) <= 1:
         raise ValueError(f"Expected more than 1 spatial element when training, got input size "
                          f"{list(shape)}")

@@ -13,8 +13,6 @@ Example:
 """
 from __future__ import annotations
 
-import math
-
 from ...creation import empty
 from ...device import as_device
 from ...ops.movement import pad
@@ -97,12 +95,7 @@ class _ConvNd(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            if fan_in != 0:
-                bound = 1 / math.sqrt(fan_in)
-                init.uniform_(self.bias, -bound, bound)
+        init._default_layer_init_(self.weight, self.bias, zero_bias_without_fan_in=False)
 
     def extra_repr(self) -> str:
         n = self._nsp

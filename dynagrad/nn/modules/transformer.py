@@ -44,12 +44,35 @@ def _activation(activation) -> Callable:
     return activation
 
 
-class _FeedForwardMixin:
+class _LayerMixin:
+    """What encoder and decoder layers share: the feed-forward block, the per-block LayerNorms
+    and dropouts, and the self-attention block."""
+
+    def _init_blocks(self, d_model: int, dim_feedforward: int, dropout: float, activation,
+                     layer_norm_eps: float, norm_first: bool, bias: bool, n_blocks: int,
+                     kw: dict) -> None:
+        """Register ``linear1 dropout linear2``, then ``norm1..n`` and ``dropout1..n`` for
+        ``n_blocks`` residual blocks, in PyTorch's order (so state_dicts and reprs match)."""
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
+        self.norm_first = norm_first
+        for i in range(1, n_blocks + 1):
+            setattr(self, f"norm{i}", LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw))
+        for i in range(1, n_blocks + 1):
+            setattr(self, f"dropout{i}", Dropout(dropout))
+        self.activation = _activation(activation)
+
+    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal) -> Tensor:
+        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
+                           need_weights=False, is_causal=is_causal)[0]
+        return self.dropout1(x)
+
     def _ff_block(self, x: Tensor, out_dropout: Dropout) -> Tensor:
         return out_dropout(self.linear2(self.dropout(self.activation(self.linear1(x)))))
 
 
-class TransformerEncoderLayer(_FeedForwardMixin, Module):
+class TransformerEncoderLayer(_LayerMixin, Module):
     """Self-attention then a feed-forward block, each with a residual connection and LayerNorm
     (after the residual, or before each block with ``norm_first=True``).
 
@@ -64,20 +87,8 @@ class TransformerEncoderLayer(_FeedForwardMixin, Module):
         kw = dict(device=device, dtype=dtype)
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
                                             batch_first=batch_first, **kw)
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
-        self.activation = _activation(activation)
-
-    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal) -> Tensor:
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
-                           need_weights=False, is_causal=is_causal)[0]
-        return self.dropout1(x)
+        self._init_blocks(d_model, dim_feedforward, dropout, activation, layer_norm_eps,
+                          norm_first, bias, 2, kw)
 
     def forward(self, src: Tensor, src_mask: Tensor | None = None,
                 src_key_padding_mask: Tensor | None = None, is_causal: bool = False) -> Tensor:
@@ -91,7 +102,7 @@ class TransformerEncoderLayer(_FeedForwardMixin, Module):
         return x
 
 
-class TransformerDecoderLayer(_FeedForwardMixin, Module):
+class TransformerDecoderLayer(_LayerMixin, Module):
     """Self-attention, attention over ``memory``, then feed-forward; residual + LayerNorm each.
 
     ``forward(tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
@@ -108,22 +119,8 @@ class TransformerDecoderLayer(_FeedForwardMixin, Module):
                                             batch_first=batch_first, **kw)
         self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
                                                  batch_first=batch_first, **kw)
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
-        self.dropout3 = Dropout(dropout)
-        self.activation = _activation(activation)
-
-    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal) -> Tensor:
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
-                           need_weights=False, is_causal=is_causal)[0]
-        return self.dropout1(x)
+        self._init_blocks(d_model, dim_feedforward, dropout, activation, layer_norm_eps,
+                          norm_first, bias, 3, kw)
 
     def _mha_block(self, x, mem, attn_mask, key_padding_mask, is_causal) -> Tensor:
         x = self.multihead_attn(x, mem, mem, attn_mask=attn_mask,
