@@ -149,12 +149,9 @@ def _int32_bits_as_float32(typingctx, value):
 
 
 @numba.njit(inline="always")
-def _exp32(x):
-    # exp(x) = 2**k * exp(r), |r| <= ln(2)/2; 2**k is applied as two normal powers of two so
-    # the result underflows to subnormals and overflows to inf exactly where float32 does
-    xc = min(max(x, np.float32(-104.0)), np.float32(89.0))
-    k = np.floor(xc * np.float32(1.4426950408889634) + np.float32(0.5))
-    r = xc - k * np.float32(0.693359375) - k * np.float32(-2.12194440e-4)
+def _exp32_scaled(r, k):
+    """exp(r) * 2**k for |r| <= ln(2)/2 (float32 polynomial). 2**k is applied as two normal
+    powers of two so the result underflows to subnormals and overflows to inf where float32 does."""
     y = np.float32(1.9875691500e-4)
     y = y * r + np.float32(1.3981999507e-3)
     y = y * r + np.float32(8.3334519073e-3)
@@ -165,9 +162,26 @@ def _exp32(x):
     ki = np.int32(k)
     k1 = ki >> np.int32(1)
     k2 = ki - k1
-    e = (y * _int32_bits_as_float32((k1 + np.int32(127)) << np.int32(23))
-         * _int32_bits_as_float32((k2 + np.int32(127)) << np.int32(23)))
+    return (y * _int32_bits_as_float32((k1 + np.int32(127)) << np.int32(23))
+            * _int32_bits_as_float32((k2 + np.int32(127)) << np.int32(23)))
+
+
+@numba.njit(inline="always")
+def _exp32(x):
+    xc = min(max(x, np.float32(-104.0)), np.float32(89.0))
+    k = np.floor(xc * np.float32(1.4426950408889634) + np.float32(0.5))
+    r = xc - k * np.float32(0.693359375) - k * np.float32(-2.12194440e-4)
+    e = _exp32_scaled(r, k)
     return e if x == x else x
+
+
+@numba.njit(inline="always")
+def _exp32_neg_square(a):
+    """exp(-a*a) without the rounding of a*a: the square and the range reduction run in
+    float64 (a*a is exact there), the polynomial in float32."""
+    s = -np.float64(min(a, np.float32(11.0))) ** 2
+    k = np.floor(s * 1.4426950408889634 + 0.5)
+    return _exp32_scaled(np.float32(s - k * 0.6931471805599453), np.float32(k))
 
 
 def fexp(x):
@@ -224,3 +238,97 @@ def _fsigmoid(x):
             return s if x >= 0 else (e * s if x == x else x)  # e/(1+e): no cancellation
         return impl
     return lambda x: sigmoid(x)
+
+
+# erf / erfc for float32: |x| < 1 uses erf(x)/x as a polynomial in x*x; |x| >= 1 uses
+# erfc(x) = exp(-x*x) * Q(1/x). Coefficients are least-squares fits (float64) evaluated in float32:
+# erf within ~2.5 ulp; erfc keeps its relative accuracy in the tail (no 1 - erf cancellation).
+
+@numba.njit(inline="always")
+def _erf_small32(x):  # |x| < 1
+    z = x * x
+    p = np.float32(8.006874122656882e-05)
+    p = p * z - np.float32(0.0008053751080296934)
+    p = p * z + np.float32(0.005192957818508148)
+    p = p * z - np.float32(0.0268560703843832)
+    p = p * z + np.float32(0.11283634603023529)
+    p = p * z - np.float32(0.3761262893676758)
+    p = p * z + np.float32(1.128379225730896)
+    return x * p
+
+
+@numba.njit(inline="always")
+def _erfc_tail32(a):  # a >= 1 (smaller values are clamped by the callers' selects)
+    a = max(a, np.float32(1.0))
+    t = np.float32(1.0) / a
+    q = np.float32(-0.0015416835667565465)
+    q = q * t - np.float32(0.042964573949575424)
+    q = q * t + np.float32(0.3251135051250458)
+    q = q * t - np.float32(0.9998416304588318)
+    q = q * t + np.float32(1.737575650215149)
+    q = q * t - np.float32(1.846451997756958)
+    q = q * t + np.float32(1.1176754236221313)
+    q = q * t - np.float32(0.16821789741516113)
+    q = q * t - np.float32(0.2554369866847992)
+    q = q * t - np.float32(0.0026637257542461157)
+    q = q * t + np.float32(0.564341127872467)
+    q = q * t - np.float32(3.7222889659460634e-06)
+    return _exp32_neg_square(a) * q
+
+
+@numba.njit(inline="always")
+def _erfc32(u):
+    a = abs(u)
+    small = np.float32(1.0) - _erf_small32(u)
+    tail = _erfc_tail32(a)
+    tail = tail if u >= 0 else np.float32(2.0) - tail
+    r = small if a < np.float32(1.0) else tail
+    return r if u == u else u
+
+
+def fgelu(x):
+    """GELU, x * Phi(x) (exact form); vectorizable for float32 (use inside kernels)."""
+    return 0.5 * x * math.erfc(-x * 0.7071067811865476)
+
+
+@overload(fgelu, inline="always")
+def _fgelu(x):
+    if x == types.float32:
+        return lambda x: np.float32(0.5) * x * _erfc32(-x * np.float32(0.7071067811865476))
+    return lambda x: 0.5 * x * math.erfc(-x * 0.7071067811865476)
+
+
+def fgelu_grad(x, g):
+    """g * d/dx GELU(x) = g * (Phi(x) + x * phi(x))."""
+    return g * (0.5 * math.erfc(-x * 0.7071067811865476)
+                + x * 0.3989422804014327 * math.exp(-0.5 * x * x))
+
+
+@overload(fgelu_grad, inline="always")
+def _fgelu_grad(x, g):
+    if x == types.float32:
+        def impl(x, g):
+            cdf = np.float32(0.5) * _erfc32(-x * np.float32(0.7071067811865476))
+            pdf = np.float32(0.3989422804014327) * _exp32(np.float32(-0.5) * x * x)
+            return g * (cdf + x * pdf)
+        return impl
+    return lambda x, g: g * (0.5 * math.erfc(-x * 0.7071067811865476)
+                             + x * 0.3989422804014327 * math.exp(-0.5 * x * x))
+
+
+def ferf(x):
+    """erf(x); vectorizable for float32 (use inside kernels)."""
+    return math.erf(x)
+
+
+@overload(ferf, inline="always")
+def _ferf(x):
+    if x == types.float32:
+        def impl(x):
+            a = abs(x)
+            tail = np.float32(1.0) - _erfc_tail32(a)
+            tail = tail if x >= 0 else -tail
+            r = _erf_small32(x) if a < np.float32(1.0) else tail
+            return r if x == x else x
+        return impl
+    return lambda x: math.erf(x)

@@ -517,7 +517,7 @@ _UNARY_FLOAT = {
     "cosh": ("math.cosh(x)", lambda g, x, o: g * sinh(x), "x"),
     "tanh": ("ftanh(x)", lambda g, x, o: g * (1 - o * o), "o"),
     "sigmoid": ("fsigmoid(x)", lambda g, x, o: g * o * (1 - o), "o"),
-    "erf": ("math.erf(x)", lambda g, x, o: g * exp(-(x * x)) * _TWO_OVER_SQRT_PI, "x"),
+    "erf": ("ferf(x)", lambda g, x, o: g * exp(-(x * x)) * _TWO_OVER_SQRT_PI, "x"),
     "reciprocal": ("1.0 / x", lambda g, x, o: -(g * o * o), "o"),
 }
 

@@ -104,8 +104,6 @@ def _sig(x):
 
 
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
-_ERF = "(1.0 + math.erf(x * 0.7071067811865476))"
-_PHI = "(0.3989422804014327 * math.exp(-0.5 * x * x))"
 _TANH_ARG = "(0.7978845608028654 * (x + 0.044715 * x * x * x))"
 _TANH_D = "(0.7978845608028654 * (1.0 + 0.134145 * x * x))"
 _SP = "(x if x > 20.0 else math.log1p(math.exp(x)))"  # softplus(x), as torch's mish
@@ -159,7 +157,7 @@ def _logsigmoid_second(gg, x, g, p):
     return -(gg * g * s * (1.0 - s))
 
 
-_GELU = _Pointwise("gelu", f"0.5 * x * {_ERF}", f"g * (0.5 * {_ERF} + x * {_PHI})", _gelu_second)
+_GELU = _Pointwise("gelu", "fgelu(x)", "fgelu_grad(x, g)", _gelu_second)
 _GELU_TANH = _Pointwise(
     "gelu_tanh", f"0.5 * x * (1.0 + math.tanh({_TANH_ARG}))",
     f"g * (0.5 * (1.0 + math.tanh({_TANH_ARG})) + 0.5 * x * (1.0 - math.tanh({_TANH_ARG}) ** 2)"
