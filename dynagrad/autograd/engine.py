@@ -31,6 +31,10 @@ def _as_tuple(x) -> tuple:
 
 
 def _root_grads(outputs, grad_outputs) -> list:
+    if len(outputs) == 1 and not grad_outputs:  # loss.backward(): the common case
+        out = outputs[0]
+        if out._data.size == 1 and out.dtype.is_floating_point:
+            return [_wrap(np.ones(out._data.shape, out.dtype.np), out.dtype)]
     grads = []
     for i, out in enumerate(outputs):
         g = grad_outputs[i] if i < len(grad_outputs) else None
@@ -114,7 +118,7 @@ def run_backward(outputs, grad_outputs, retain_graph: bool, create_graph: bool,
             if grads is None:
                 continue
             is_leaf = type(node) is AccumulateGrad
-            if is_leaf or node._pre_hooks or node._retain_hooks:
+            if node._pre_hooks or node._retain_hooks or (is_leaf and node.has_leaf_hooks()):
                 grads = _run_prehooks(node, grads)
             if targets is not None and id(node) in targets:
                 for nr, k, t in targets[id(node)]:

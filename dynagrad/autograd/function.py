@@ -128,6 +128,10 @@ class AccumulateGrad(Node):
     def variable(self):
         return self._variable()
 
+    def has_leaf_hooks(self) -> bool:
+        leaf = self._variable()
+        return leaf is not None and bool(leaf._hooks)
+
     def apply(self, grad):
         # accumulation itself is done by the engine (it knows create_graph and inputs=)
         raise RuntimeError("AccumulateGrad is applied by the engine")
