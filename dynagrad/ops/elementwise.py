@@ -47,6 +47,7 @@ class Elementwise:
         # hot-path entries filled on first use: dtype, (dtype, "s") or (dtype, scalar type) ->
         # (kernel entry point, output dtype, output numpy dtype, scalar caster); see fast_binary
         self.fast = {}
+        self.binary = binary_function(self, lambda a, b: compute(self, (a, b)))
 
     def dtypes_for(self, operands):
         """(output dtype, compute dtype) for these operands, or a TypeError."""
@@ -180,55 +181,69 @@ _HITS = kernel_cache._stats  # the hot path counts its cache hits like every oth
 kernel_cache._clear_hooks.append(lambda: [op.fast.clear() for op in OPS.values()])
 
 
-def fast_binary(op: Elementwise, a: Tensor, b) -> Tensor:
-    """``op(a, b)`` for a Tensor ``a``; falls back to ``compute`` outside the hot path.
+def binary_function(op: Elementwise, fallback):
+    """The hot path of binary ``op`` as a function ``(a, b) -> Tensor`` for a Tensor ``a``;
+    anything it does not cover goes to ``fallback(a, b)``.
 
     Tier 1: same shape, both contiguous (flat kernel). Tier 2: same dtype, any layout or
-    broadcast, at most 4-D (strided kernel). Tensor with a Python number: flat kernel.
+    broadcast, at most 4-D (strided kernel). Tensor with a Python number: flat kernel. Operators
+    get their own function (with a fallback that may return NotImplemented), so ``a + b`` runs
+    one Python frame instead of two.
     """
-    da = a._data
-    tb = type(b)
-    if tb in TENSOR_TYPES:
-        db = b._data
-        if b.dtype is not a.dtype or not da.ndim or not db.ndim:
-            return compute(op, (a, b))
-        if db.shape == da.shape and da.flags.c_contiguous and db.flags.c_contiguous:
-            if da.size >= _PARALLEL_MIN:
-                return compute(op, (a, b))
-            entry = op.fast.get(a.dtype)
+    fast = op.fast
+    record = op.node_cls is not None
+
+    def run(a, b):
+        da = a._data
+        tb = type(b)
+        if tb in TENSOR_TYPES:
+            db = b._data
+            if b.dtype is not a.dtype or not da.ndim or not db.ndim:
+                return fallback(a, b)
+            if db.shape == da.shape and da.flags.c_contiguous and db.flags.c_contiguous:
+                if da.size >= _PARALLEL_MIN:
+                    return fallback(a, b)
+                entry = fast.get(a.dtype)
+                if entry is None:
+                    return _fill_fast(op, a.dtype, (a, b), ("a", "a"), "c")
+                _HITS["hits"] += 1
+                res = np.empty(da.shape, entry[2])
+                entry[0](da.ravel(), db.ravel(), res.ravel())
+            elif da.ndim <= 4 and db.ndim <= 4:
+                entry = fast.get((a.dtype, "s"))
+                if entry is None:
+                    return _fill_fast(op, (a.dtype, "s"), (a, b), ("a", "a"), "s")
+                _HITS["hits"] += 1
+                shape = da.shape if da.shape == db.shape else broadcast_shapes(
+                    op.name, da.shape, db.shape)
+                res = np.empty(shape, entry[2])
+                entry[0](da[_PAD[4 - da.ndim]], db[_PAD[4 - db.ndim]],
+                         res[_PAD[4 - len(shape)]])
+            else:
+                return fallback(a, b)
+            out = _wrap(res, entry[1])
+            if record and _GRAD[0] and (a._requires_grad or b._requires_grad):
+                _record_pair(op, a, b, out)
+            return out
+        if (tb is float or tb is int) and da.size < _PARALLEL_MIN and da.flags.c_contiguous:
+            key = (a.dtype, tb)
+            entry = fast.get(key)
             if entry is None:
-                return _fill_fast(op, a.dtype, (a, b), ("a", "a"), "c")
+                return _fill_fast(op, key, (a, b), ("a", "s"), "c")
             _HITS["hits"] += 1
             res = np.empty(da.shape, entry[2])
-            entry[0](da.ravel(), db.ravel(), res.ravel())
-        elif da.ndim <= 4 and db.ndim <= 4:
-            entry = op.fast.get((a.dtype, "s"))
-            if entry is None:
-                return _fill_fast(op, (a.dtype, "s"), (a, b), ("a", "a"), "s")
-            _HITS["hits"] += 1
-            shape = da.shape if da.shape == db.shape else broadcast_shapes(op.name, da.shape,
-                                                                           db.shape)
-            res = np.empty(shape, entry[2])
-            entry[0](da[_PAD[4 - da.ndim]], db[_PAD[4 - db.ndim]], res[_PAD[4 - len(shape)]])
-        else:
-            return compute(op, (a, b))
-        out = _wrap(res, entry[1])
-        if _GRAD[0] and (a._requires_grad or b._requires_grad) and op.node_cls:
-            _record_pair(op, a, b, out)
-        return out
-    if (tb is float or tb is int) and da.size < _PARALLEL_MIN and da.flags.c_contiguous:
-        key = (a.dtype, tb)
-        entry = op.fast.get(key)
-        if entry is None:
-            return _fill_fast(op, key, (a, b), ("a", "s"), "c")
-        _HITS["hits"] += 1
-        res = np.empty(da.shape, entry[2])
-        entry[0](da.ravel(), entry[3](b), res.ravel())
-        out = _wrap(res, entry[1])
-        if _GRAD[0] and a._requires_grad and op.node_cls:
-            _record(op, (a, b), out, None)
-        return out
-    return compute(op, (a, b))
+            entry[0](da.ravel(), entry[3](b), res.ravel())
+            out = _wrap(res, entry[1])
+            if record and _GRAD[0] and a._requires_grad:
+                _record(op, (a, b), out, None)
+            return out
+        return fallback(a, b)
+    return run
+
+
+def fast_binary(op: Elementwise, a: Tensor, b) -> Tensor:
+    """``op(a, b)`` for a Tensor ``a`` (hot path first, then the general ``compute``)."""
+    return op.binary(a, b)
 
 
 _PAD = tuple((None,) * k for k in range(5))

@@ -14,7 +14,8 @@ from ..dtypes import dtype as DType
 from ..errors import describe
 from ..tensor import TENSOR_TYPES, Tensor
 from . import elementwise as ew
-from .elementwise import OPS, compute, fast_binary, fast_unary, inplace, rebase_inplace
+from .elementwise import (OPS, binary_function, compute, fast_binary, fast_unary, inplace,
+                          rebase_inplace)
 from .linalg import matmul
 from .movement import copy_array, to_dtype, transpose
 
@@ -32,12 +33,11 @@ def _operand(x):
 def _binary(name: str):
     op = OPS[name]
 
-    def forward(self, other):
-        t = type(other)
-        if t in TENSOR_TYPES or t is float or t is int:
-            return fast_binary(op, self, other)
+    def fallback(self, other):
         other = _operand(other)
         return NotImplemented if other is None else compute(op, (self, other))
+
+    forward = binary_function(op, fallback)
 
     def reflected(self, other):
         other = _operand(other)
