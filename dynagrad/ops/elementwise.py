@@ -48,6 +48,7 @@ class Elementwise:
         # (kernel entry point, output dtype, output numpy dtype, scalar caster); see fast_binary
         self.fast = {}
         self.binary = binary_function(self, lambda a, b: compute(self, (a, b)))
+        self.unary = unary_function(self)
 
     def dtypes_for(self, operands):
         """(output dtype, compute dtype) for these operands, or a TypeError."""
@@ -249,21 +250,34 @@ def fast_binary(op: Elementwise, a: Tensor, b) -> Tensor:
 _PAD = tuple((None,) * k for k in range(5))
 
 
+def unary_function(op: Elementwise):
+    """The hot path of unary ``op`` as a function ``(input) -> Tensor`` (one Python frame for
+    ``x.relu()``); non-contiguous, large or non-tensor inputs take the general ``compute``."""
+    fast = op.fast
+    record = op.node_cls is not None
+
+    def run(a):
+        if type(a) not in TENSOR_TYPES:
+            return compute(op, (_tensor(a, op.name),))
+        da = a._data
+        if da.size >= _PARALLEL_MIN or not da.flags.c_contiguous:
+            return compute(op, (a,))
+        entry = fast.get(a.dtype)
+        if entry is None:
+            return _fill_fast(op, a.dtype, (a,), ("a",), "c")
+        _HITS["hits"] += 1
+        res = np.empty(da.shape, entry[2])
+        entry[0](da.ravel(), res.ravel())
+        out = _wrap(res, entry[1])
+        if record and _GRAD[0] and a._requires_grad:
+            _record_single(op, a, out)
+        return out
+    return run
+
+
 def fast_unary(op: Elementwise, a: Tensor) -> Tensor:
-    """``op(a)``; falls back to ``compute`` outside the hot path."""
-    da = a._data
-    if da.size < _PARALLEL_MIN and da.flags.c_contiguous:
-        entry = op.fast.get(a.dtype)
-        if entry is not None:
-            _HITS["hits"] += 1
-            res = np.empty(da.shape, entry[2])
-            entry[0](da.ravel(), res.ravel())
-            out = _wrap(res, entry[1])
-            if _GRAD[0] and a._requires_grad and op.node_cls:
-                _record_single(op, a, out)
-            return out
-        return _fill_fast(op, a.dtype, (a,), ("a",), "c")
-    return compute(op, (a,))
+    """``op(a)`` (hot path first, then the general ``compute``)."""
+    return op.unary(a)
 
 
 def _fill_fast(op: Elementwise, key, operands, kinds, layout) -> Tensor:
@@ -467,8 +481,7 @@ def _define(name, exprs, rule="promote", grads=None, saves=(), params=()):
 
 
 def _unary_fn(op: Elementwise):
-    def fn(input: Tensor) -> Tensor:
-        return fast_unary(op, _tensor(input, op.name))
+    fn = op.unary
 
     def fn_(self: Tensor) -> Tensor:
         return inplace(op, self, (self,))
