@@ -62,12 +62,12 @@ def _topological(roots) -> list:
         if done:
             order.append(node)
             continue
-        if id(node) in seen:
+        if node in seen:
             continue
-        seen.add(id(node))
+        seen.add(node)
         stack.append((node, True))
         for edge in node.next_functions:
-            if edge is not None and id(edge[0]) not in seen:
+            if edge is not None and edge[0] not in seen:
                 stack.append((edge[0], False))
     order.reverse()  # post-order reversed: producers of gradient come first
     return order
@@ -97,16 +97,16 @@ def run_backward(outputs, grad_outputs, retain_graph: bool, create_graph: bool,
                 raise RuntimeError(f"One of the differentiated Tensors (input {k}) does not "
                                    "require grad")
             node, nr = (t.grad_fn, t._output_nr) if t.grad_fn is not None else (accumulator(t), 0)
-            targets.setdefault(id(node), []).append((nr, k, t))
+            targets.setdefault(node, []).append((nr, k, t))
         needed = set(targets)
         for node in reversed(order):  # consumers last: a node is needed if it leads to a target
-            if any(e is not None and id(e[0]) in needed for e in node.next_functions):
-                needed.add(id(node))
-        order = [n for n in order if id(n) in needed]
+            if any(e is not None and e[0] in needed for e in node.next_functions):
+                needed.add(node)
+        order = [n for n in order if n in needed]
     captured = [None] * (0 if inputs is None else len(inputs))
 
-    live = None if targets is None else {id(n) for n in order}  # None: every node runs
-    buffers = {}  # id(node) -> gradient per output, summed as producers deliver them
+    live = None if targets is None else set(order)  # None: every node runs
+    buffers = {}  # node -> gradient per output, summed as producers deliver them
     for (node, nr), g in zip(root_edges, root_grads):
         _deliver(buffers, node, nr, g)
 
@@ -114,19 +114,19 @@ def run_backward(outputs, grad_outputs, retain_graph: bool, create_graph: bool,
     grad_mode.GRAD_ENABLED[0] = create_graph
     try:
         for node in order:  # topological order: every producer of this node's gradient ran
-            grads = buffers.pop(id(node), None)
+            grads = buffers.pop(node, None)
             if grads is None:
                 continue
             is_leaf = type(node) is AccumulateGrad
             if node._pre_hooks or node._retain_hooks or (is_leaf and node.has_leaf_hooks()):
                 grads = _run_prehooks(node, grads)
-            if targets is not None and id(node) in targets:
-                for nr, k, t in targets[id(node)]:
+            if targets is not None and node in targets:
+                for nr, k, t in targets[node]:
                     captured[k] = grads[nr]
                     if accumulate:
                         _accumulate(t, grads[nr], create_graph, owned)
                 if is_leaf or not any(
-                        e is not None and id(e[0]) in live for e in node.next_functions):
+                        e is not None and e[0] in live for e in node.next_functions):
                     continue
             if is_leaf:
                 leaf = node.variable
@@ -145,12 +145,12 @@ def run_backward(outputs, grad_outputs, retain_graph: bool, create_graph: bool,
                 node._saved = ()
                 node._released = True
             for e, g in zip(node.next_functions, in_grads):
-                if e is None or g is None or (live is not None and id(e[0]) not in live):
+                if e is None or g is None or (live is not None and e[0] not in live):
                     continue
                 nxt, nr = e
-                buf = buffers.get(id(nxt))
+                buf = buffers.get(nxt)
                 if buf is None:  # first gradient for this node: no addition needed
-                    buf = buffers[id(nxt)] = [None] * max(1, len(nxt._output_meta))
+                    buf = buffers[nxt] = [None] * max(1, len(nxt._output_meta))
                     buf[nr] = g
                 else:
                     buf[nr] = g if buf[nr] is None else buf[nr] + g
@@ -160,9 +160,9 @@ def run_backward(outputs, grad_outputs, retain_graph: bool, create_graph: bool,
 
 
 def _deliver(buffers, node, nr, g) -> None:
-    buf = buffers.get(id(node))
+    buf = buffers.get(node)
     if buf is None:
-        buf = buffers[id(node)] = [None] * max(1, len(node._output_meta))
+        buf = buffers[node] = [None] * max(1, len(node._output_meta))
     buf[nr] = g if buf[nr] is None else buf[nr] + g
 
 
