@@ -535,3 +535,14 @@ def test_gradgradcheck(name, fn):
     shape = tuple(fn(x).shape)
     go = dg.tensor(data(shape, 4), dtype=dg.float64, requires_grad=True)
     assert dg.autograd.gradgradcheck(fn, (x,), (go,))
+
+
+@pytest.mark.parametrize("n", [1 << 19, (1 << 19) + 3])  # threaded two-level sum, and the serial one
+def test_large_full_sum_matches_float64(n):
+    x = np.random.default_rng(0).standard_normal(n).astype(np.float32)
+    t = dg.tensor(x, requires_grad=True)
+    s = t.sum()
+    assert s.dtype is dg.float32 and s.shape == ()
+    np.testing.assert_allclose(float(s), x.astype(np.float64).sum(), rtol=1e-6, atol=1e-3)
+    s.backward()
+    assert t.grad.shape == (n,) and float(t.grad.min()) == float(t.grad.max()) == 1.0

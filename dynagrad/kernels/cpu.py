@@ -93,6 +93,14 @@ def reduce_axis(x: np.ndarray, dim: int, kind: tuple, out_dtype) -> np.ndarray:
     return out.reshape(x.shape[:dim] + x.shape[dim + 1:])
 
 
+def reduce_rows_kernel(kind: tuple, in_name: str, out_name: str):
+    """The compiled threaded ``(O, R) -> (O,)`` fold for ``kind`` = (init, combine, final, acc)."""
+    init, combine, final, acc = kind
+    return lookup(("reduce_rows_parallel", kind, in_name, out_name),
+                  lambda: templates.reduce_rows_parallel(init, combine, final, in_name, acc,
+                                                         out_name))
+
+
 def reduce_kernel(kind: tuple, in_name: str, out_name: str):
     """The compiled ``(O, R, I) -> (O, I)`` fold for ``kind`` = (init, combine, final, acc)."""
     init, combine, final, acc = kind

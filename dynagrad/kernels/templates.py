@@ -133,6 +133,25 @@ def kernel(x, out):
     return src, "kernel", sig, f"reduce[{combine}] {in_type}->{out_type}"
 
 
+def reduce_rows_parallel(init: str, combine: str, final: str, in_type: str, acc_type: str,
+                         out_type: str) -> tuple:
+    """Fold each row of a contiguous ``(O, R)`` array into ``out[o]``, rows split over threads
+    (the first level of a two-level reduction of one large array)."""
+    acc_np = f"np.{acc_type}"
+    src = HEADER + _decorator(parallel=True, reassociate=True) + f"""\
+def kernel(x, out):
+    O, R = x.shape
+    for o in numba.prange(O):
+        acc = {acc_np}({init})
+        for r in range(R):
+            v = x[o, r]
+            {combine}
+        out[o] = {final}
+"""
+    sig = _sig(_arr(in_type, 2, True, True), _arr(out_type, 1, True))
+    return src, "kernel", sig, f"reduce_rows_parallel[{combine}] {in_type}->{out_type}"
+
+
 def arg_reduce(better: str, in_type: str) -> tuple:
     """Index of the first best element along the middle axis of ``(O, R, I)`` (argmax/argmin).
 
