@@ -129,7 +129,25 @@ def _check(dtype: str) -> None:
         raise TypeError(f"softmax kernels support float32 and float64, not {dtype}")
 
 
-def softmax_forward(dtype: str, log: bool) -> tuple:
+_ROW_CHUNKS = 16  # blocks of rows handed to the thread pool (a few per thread)
+
+
+def _rows_over_threads(src: str) -> str:
+    """Turn a kernel's ``for r in range(R):`` loop into blocks of rows split over threads; the
+    per-call scratch set up before that loop moves into each block (one copy per thread)."""
+    head, sep, rest = src.rpartition("def kernel(")
+    lines = (sep + rest).split("\n")
+    i = next(k for k, line in enumerate(lines) if line.strip() == "for r in range(R):")
+    n = _ROW_CHUNKS
+    threaded = lines[:2] + [f"    for block in numba.prange({n}):"]
+    threaded += ["    " + line for line in lines[2:i]]
+    threaded.append(f"        for r in range(block * R // {n}, (block + 1) * R // {n}):")
+    threaded += ["    " + line if line.strip() else line for line in lines[i + 1:]]
+    head = head[:head.rindex(_PLAIN)] + _JIT.format(", parallel=True")
+    return head + "\n".join(threaded)
+
+
+def softmax_forward(dtype: str, log: bool, threaded: bool = False) -> tuple:
     """``out = softmax(x)`` (or ``log_softmax``) over each row of a contiguous ``(R, C)`` array."""
     _check(dtype)
     if log:
@@ -155,10 +173,11 @@ def kernel(x, out):
         o = out[r]
         m = row_max(xr)""" + body
     sig = _sig(_arr(dtype, 2, True, True), _arr(dtype, 2, True))
-    return src, "kernel", sig, f"{'log_' if log else ''}softmax_forward {dtype}"
+    src = _rows_over_threads(src) if threaded else src
+    return src, "kernel", sig, f"{'log_' if log else ''}softmax_forward {dtype}{' threaded' * threaded}"
 
 
-def softmax_backward(dtype: str, log: bool) -> tuple:
+def softmax_backward(dtype: str, log: bool, threaded: bool = False) -> tuple:
     """Input gradient from the forward output ``y`` and the output gradient ``g`` (rows).
 
     softmax: ``y * (g - sum(g * y))``; log_softmax: ``g - exp(y) * sum(g)``.
@@ -186,10 +205,11 @@ def kernel(y, g, out):
         gr = g[r]
         o = out[r]""" + body
     sig = _sig(_arr(dtype, 2, True, True), _arr(dtype, 2, True, True), _arr(dtype, 2, True))
-    return src, "kernel", sig, f"{'log_' if log else ''}softmax_backward {dtype}"
+    src = _rows_over_threads(src) if threaded else src
+    return src, "kernel", sig, f"{'log_' if log else ''}softmax_backward {dtype}{' threaded' * threaded}"
 
 
-def cross_entropy_forward(dtype: str) -> tuple:
+def cross_entropy_forward(dtype: str, threaded: bool = False) -> tuple:
     """Per-row cross-entropy with class-index targets, class weights and label smoothing.
 
     ``loss[r] = (1-eps) w[t] (lse - x[t]) + eps/C * sum_c w[c] (lse - x[c])``, 0 where
@@ -222,10 +242,11 @@ def kernel(x, target, weight, ignore_index, eps, loss, lse_out):
     arr2, arr1 = _arr(dtype, 2, True, True), _arr(dtype, 1, True, True)
     sig = _sig(arr2, _arr("int64", 1, True, True), arr1, "int64", "float64",
                _arr(dtype, 1, True), _arr(dtype, 1, True))
-    return src, "kernel", sig, f"cross_entropy_forward {dtype}"
+    src = _rows_over_threads(src) if threaded else src
+    return src, "kernel", sig, f"cross_entropy_forward {dtype}{' threaded' * threaded}"
 
 
-def cross_entropy_backward(dtype: str) -> tuple:
+def cross_entropy_backward(dtype: str, threaded: bool = False) -> tuple:
     """Input gradient of the per-row loss above, each row scaled by ``coef[r]``:
 
     ``grad = coef * ((1-eps) w[t] (p - onehot(t)) + eps/C * (W p - w))`` with ``p = exp(x - lse)``
@@ -258,4 +279,5 @@ def kernel(x, target, weight, lse, coef, ignore_index, eps, out):
     arr2, arr1 = _arr(dtype, 2, True, True), _arr(dtype, 1, True, True)
     sig = _sig(arr2, _arr("int64", 1, True, True), arr1, arr1, arr1, "int64", "float64",
                _arr(dtype, 2, True))
-    return src, "kernel", sig, f"cross_entropy_backward {dtype}"
+    src = _rows_over_threads(src) if threaded else src
+    return src, "kernel", sig, f"cross_entropy_backward {dtype}{' threaded' * threaded}"

@@ -220,3 +220,27 @@ def test_softmax_and_log_softmax_are_tensor_methods_and_top_level():
     np.testing.assert_allclose(x.softmax(-1).numpy(), F.softmax(x, -1).numpy())
     np.testing.assert_allclose(dg.log_softmax(x, 1).numpy(), x.log_softmax(1).numpy())
     np.testing.assert_allclose(x.softmax(1).sum(1).numpy(), [1.0, 1.0], rtol=1e-6)
+
+
+def test_large_inputs_take_the_threaded_row_kernels_with_the_same_results():
+    # >= 2**18 elements and >= 16 rows: rows are split over threads
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((300, 1000)).astype(np.float32)
+    target = rng.integers(0, 1000, 300)
+    g = rng.standard_normal((300, 1000)).astype(np.float32)
+    for fn, tfn in ((F.softmax, torch.softmax), (F.log_softmax, torch.log_softmax)):
+        ours = dg.tensor(x, requires_grad=True)
+        theirs = torch.tensor(x, requires_grad=True)
+        y, ty = fn(ours, 1), tfn(theirs, 1)
+        np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), rtol=1e-5, atol=1e-6)
+        y.backward(dg.tensor(g))
+        ty.backward(torch.tensor(g))
+        np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-4, atol=1e-6)
+    ours = dg.tensor(x, requires_grad=True)
+    theirs = torch.tensor(x, requires_grad=True)
+    loss = F.cross_entropy(ours, dg.tensor(target), label_smoothing=0.1)
+    tloss = torch.nn.functional.cross_entropy(theirs, torch.tensor(target), label_smoothing=0.1)
+    np.testing.assert_allclose(loss.item(), tloss.item(), rtol=1e-5)
+    loss.backward()
+    tloss.backward()
+    np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-4, atol=1e-8)

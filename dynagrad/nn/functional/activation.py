@@ -28,6 +28,7 @@ from ...autograd.function import Node, record
 from ...errors import describe
 from ...kernels import cache as kernel_cache
 from ...kernels import nn_softmax
+from ...kernels.cpu import PARALLEL_MIN_ELEMENTS
 from ...ops._util import as_tensor_arg, wrap_dim
 from ...ops.elementwise import (Elementwise, compute, fast_binary, fast_unary, logical_and,
                                 rebase_inplace, where)
@@ -392,11 +393,14 @@ def _softmax_dim(name: str, ndim: int) -> int:
     return 0 if ndim in (0, 1, 3) else 1
 
 
-def _kernel(kind: str, dtype: str, *flag):
-    key = ("nn_softmax", kind, dtype) + flag
+def _kernel(kind: str, dtype: str, *flag, rows: np.ndarray | None = None):
+    """The row kernel ``kind``; given ``rows``, a large input gets the threaded variant."""
+    threaded = rows is not None and rows.size >= PARALLEL_MIN_ELEMENTS and rows.shape[0] >= 16
+    key = ("nn_softmax", kind, dtype, threaded) + flag
     k = kernel_cache._memory.get(key)
     if k is None:
-        k = kernel_cache.lookup(key, lambda: getattr(nn_softmax, kind)(dtype, *flag))
+        k = kernel_cache.lookup(key, lambda: getattr(nn_softmax, kind)(dtype, *flag,
+                                                                       threaded=threaded))
     return k
 
 
@@ -449,7 +453,7 @@ class _SoftmaxNode(Node):
         y2, g2 = to_rows(y._data, dim), to_rows(ga, dim)
         out = np.empty(y2.shape, y2.dtype)
         if out.size:
-            _kernel("softmax_backward", y.dtype.name, self.log)(y2, g2, out)
+            _kernel("softmax_backward", y.dtype.name, self.log, rows=y2)(y2, g2, out)
         res = _wrap(from_rows(out, shape, dim), y.dtype)
         return (res if res.dtype is self.in_dtype else res.to(self.in_dtype)),
 
@@ -472,7 +476,7 @@ def _softmax(input, dim, dtype, log: bool) -> Tensor:
     rows = to_rows(x._data, d)
     out = np.empty(rows.shape, rows.dtype)
     if out.size:
-        _kernel("softmax_forward", x.dtype.name, log)(rows, out)
+        _kernel("softmax_forward", x.dtype.name, log, rows=rows)(rows, out)
     res = _wrap(from_rows(out, shape, d), x.dtype)
     if _GRAD[0] and x._requires_grad:
         node = (LogSoftmaxBackward0 if log else SoftmaxBackward0)()

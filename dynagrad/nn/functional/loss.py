@@ -350,7 +350,7 @@ class CrossEntropyBackward0(Node):
         rows = to_rows(x._data, self.cdim)
         out = np.empty(rows.shape, rows.dtype)
         if out.size:
-            _kernel("cross_entropy_backward", x.dtype.name)(
+            _kernel("cross_entropy_backward", x.dtype.name, rows=rows)(
                 rows, self.target, self.weight, self.lse, coef, self.ignore_index,
                 self.eps, out)
         return _wrap(from_rows(out, tuple(x.shape), self.cdim), x.dtype), None
@@ -397,8 +397,8 @@ def _ce_indices(x: Tensor, target: Tensor, weight, ignore_index: int, reduction:
     loss = np.empty(rows.shape[0], rows.dtype)
     lse = np.empty(rows.shape[0], rows.dtype)
     if rows.size:
-        _kernel("cross_entropy_forward", x.dtype.name)(rows, t, w, int(ignore_index), float(eps),
-                                                       loss, lse)
+        _kernel("cross_entropy_forward", x.dtype.name, rows=rows)(
+            rows, t, w, int(ignore_index), float(eps), loss, lse)
     else:
         loss[:] = 0
     denom = 1.0
