@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import sys
+import threading
 
 import numpy as np
 
@@ -25,6 +26,7 @@ POOL_MAX_IDLE_BYTES = 1 << 29   # idle buffers kept beyond this are released to 
 _buckets: dict = {}             # nbytes -> [raw uint8 buffer, ...] (in use or idle)
 _pooled = [0]                   # total bytes held in the buckets
 _IDLE_REFS = 3                  # the bucket list, the loop variable, getrefcount's argument
+_lock = threading.Lock()        # two threads must never both take the same idle buffer
 
 
 def empty(shape: tuple, dtype) -> np.ndarray:
@@ -33,22 +35,28 @@ def empty(shape: tuple, dtype) -> np.ndarray:
     nbytes = math.prod(shape) * dtype.itemsize
     if nbytes < POOL_MIN_BYTES:
         return np.empty(shape, dtype)
-    bucket = _buckets.get(nbytes)
-    if bucket is None:
-        bucket = _buckets[nbytes] = []
-    for raw in bucket:
-        if sys.getrefcount(raw) == _IDLE_REFS:
-            return raw.view(dtype).reshape(shape)
-    if _pooled[0] + nbytes > POOL_MAX_IDLE_BYTES:
-        release_idle()
-    raw = np.empty(nbytes, np.uint8)
-    bucket.append(raw)
-    _pooled[0] += nbytes
-    return raw.view(dtype).reshape(shape)
+    with _lock:
+        bucket = _buckets.get(nbytes)
+        if bucket is None:
+            bucket = _buckets[nbytes] = []
+        for raw in bucket:
+            if sys.getrefcount(raw) == _IDLE_REFS:
+                return raw.view(dtype).reshape(shape)
+        if _pooled[0] + nbytes > POOL_MAX_IDLE_BYTES:
+            _release_idle_locked()
+        raw = np.empty(nbytes, np.uint8)
+        bucket.append(raw)
+        _pooled[0] += nbytes
+        return raw.view(dtype).reshape(shape)
 
 
 def release_idle() -> int:
     """Give every idle pooled buffer back to the OS; returns the bytes released."""
+    with _lock:
+        return _release_idle_locked()
+
+
+def _release_idle_locked() -> int:
     released = 0
     for nbytes, bucket in _buckets.items():
         keep = []
