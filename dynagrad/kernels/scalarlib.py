@@ -21,11 +21,6 @@ def sigmoid(x):
 
 
 @numba.njit(inline="always")
-def sign(x):
-    return (x > 0) - (x < 0)
-
-
-@numba.njit(inline="always")
 def floor_div(x, y):
     # PyTorch's floating floor division: exact quotient from fmod, then floor; x / 0 gives inf/nan
     if y == 0:
@@ -46,14 +41,6 @@ def py_mod(x, y):
     r = np.fmod(x, y)
     if r != 0 and ((r < 0) != (y < 0)):
         r += y
-    return r
-
-
-@numba.njit(inline="always")
-def int_mod(x, y):
-    if y == 0:
-        return 0
-    r = x % y
     return r
 
 
