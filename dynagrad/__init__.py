@@ -18,6 +18,9 @@ from . import autograd, dtypes, kernels, testing  # noqa: E402
 from .autograd import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: E402
 from .autograd.grad_mode import is_grad_enabled, is_inference_mode_enabled  # noqa: E402
 from .creation import *  # noqa: E402,F401,F403
+from .determinism import (are_deterministic_algorithms_enabled,  # noqa: E402
+                          is_deterministic_algorithms_warn_only_enabled,
+                          use_deterministic_algorithms)
 from .device import device  # noqa: E402
 from .dtypes import (bool_ as bool, double, float, float16, float32, float64, get_default_dtype,  # noqa: E402,E501
                      half, int8, int16, int32, int64, long, promote_types, result_type,
@@ -32,6 +35,7 @@ from .tensor import Size, Tensor  # noqa: E402
 globals().update({k: v for k, v in _FUNCTIONS.items() if k not in ("pow",)})
 
 from . import nn, optim, serialization, utils  # noqa: E402
+from . import cuda  # noqa: E402
 from .nn.functional import log_softmax, softmax  # noqa: E402  (also Tensor methods, as PyTorch)
 from .serialization import load, save  # noqa: E402
 

@@ -121,9 +121,12 @@ def tensor_repr(t) -> str:
     prefix = "tensor("
     indent = len(prefix)
     arr = t._data
+    suffixes = []
+    if type(arr) is not np.ndarray:  # a CUDA buffer: print a host copy, and say where it lives
+        arr = arr.to_host()
+        suffixes.append(f"device='{t.device}'")
     if arr.dtype == np.float16:
         arr = arr.astype(np.float32)
-    suffixes = []
     if arr.size == 0:
         if arr.ndim != 1:
             suffixes.append(f"size={tuple(arr.shape)}")

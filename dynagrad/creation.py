@@ -14,9 +14,11 @@ import numbers
 import numpy as np
 
 from . import dtypes
-from .device import as_device
+from .device import CPU, as_device
 from .dtypes import dtype as DType
 from .ops._util import shape_arg
+from .ops.placement import empty as empty_buffer
+from .ops.placement import host, move_array
 from .tensor import Tensor, _wrap
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "zeros_like",
@@ -54,7 +56,7 @@ def _infer_dtype(data) -> DType:
 
 def _to_numpy(data):
     if isinstance(data, Tensor):
-        return data._data
+        return host(data._data)
     if isinstance(data, (list, tuple)):
         try:
             return np.array([_to_numpy(x) for x in data]) if any(
@@ -82,8 +84,11 @@ def _ragged(data) -> str:
 
 def tensor(data, *, dtype: DType | None = None, device=None, requires_grad: bool = False,
            pin_memory: bool = False) -> Tensor:
-    """A new tensor holding a copy of ``data`` (nested lists, scalars, NumPy arrays, tensors)."""
-    as_device(device)
+    """A new tensor holding a copy of ``data`` (nested lists, scalars, NumPy arrays, tensors).
+
+    Example: ``dg.tensor([[1, 2], [3, 4]], dtype=dg.float32, device="cuda")``.
+    """
+    dev = as_device(device)
     if dtype is None:
         if isinstance(data, np.ndarray):
             dtype = dtypes.from_numpy_dtype(data.dtype)
@@ -94,23 +99,22 @@ def tensor(data, *, dtype: DType | None = None, device=None, requires_grad: bool
     arr = _to_numpy(data)
     if arr.dtype == object:
         raise ValueError("tensor(): expected a sequence of equal-length sequences (ragged input)")
-    out = _wrap(np.array(arr, dtype=dtype.np, copy=True, order="C"), dtype)
-    if requires_grad:
-        out.requires_grad = True
-    return out
+    return _finish(np.array(arr, dtype=dtype.np, copy=True, order="C"), dtype, requires_grad,
+                   dev)
 
 
 def as_tensor(data, dtype: DType | None = None, device=None) -> Tensor:
-    """Like ``tensor`` but shares memory with a NumPy array or tensor when no conversion is needed."""
-    as_device(device)
+    """Like ``tensor`` but shares memory with a NumPy array or tensor when no conversion (of dtype
+    or device) is needed."""
+    dev = None if device is None else as_device(device)
     if isinstance(data, Tensor):
-        return data if dtype is None or dtype is data.dtype else data.to(dtype)
+        out = data if dtype is None or dtype is data.dtype else data.to(dtype)
+        return out if dev is None else out.to(dev)
     if isinstance(data, np.ndarray):
         src = dtypes.from_numpy_dtype(data.dtype)
-        if dtype is None or dtype is src:
-            return _wrap(data, src)
-        return _wrap(data.astype(dtype.np), dtype)
-    return tensor(data, dtype=dtype)
+        arr = data if dtype is None or dtype is src else data.astype(dtype.np)
+        return _finish(arr, dtype or src, False, dev or CPU)
+    return tensor(data, dtype=dtype, device=dev)
 
 
 def from_numpy(array: np.ndarray) -> Tensor:
@@ -124,8 +128,9 @@ def scalar_tensor(value, *, dtype: DType | None = None, device=None) -> Tensor:
     return full((), value, dtype=dtype or dtypes.get_default_dtype(), device=device)
 
 
-def _finish(arr: np.ndarray, dtype: DType, requires_grad: bool) -> Tensor:
-    t = _wrap(arr, dtype)
+def _finish(arr: np.ndarray, dtype: DType, requires_grad: bool, dev=CPU) -> Tensor:
+    """Wrap a host array built by a creation function, placed on ``dev``."""
+    t = _wrap(arr if dev is CPU else move_array(arr, dev.index), dtype)
     if requires_grad:
         t.requires_grad = True
     return t
@@ -137,40 +142,54 @@ def _shape_dtype(size, dtype, op):
 
 def zeros(*size, dtype: DType | None = None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor of zeros; ``zeros(2, 3)`` or ``zeros((2, 3))``."""
-    as_device(device)
     shape, dt = _shape_dtype(size, dtype, "zeros")
-    return _finish(np.zeros(shape, dt.np), dt, requires_grad)
+    return _filled(shape, 0, dt, requires_grad, as_device(device))
 
 
 def ones(*size, dtype: DType | None = None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor of ones."""
-    as_device(device)
     shape, dt = _shape_dtype(size, dtype, "ones")
-    return _finish(np.ones(shape, dt.np), dt, requires_grad)
+    return _filled(shape, 1, dt, requires_grad, as_device(device))
 
 
 def empty(*size, dtype: DType | None = None, device=None, requires_grad: bool = False,
           memory_format=None) -> Tensor:
     """An uninitialised tensor."""
-    as_device(device)
     shape, dt = _shape_dtype(size, dtype, "empty")
-    return _finish(np.empty(shape, dt.np), dt, requires_grad)
+    return _filled(shape, None, dt, requires_grad, as_device(device))
 
 
 def full(size, fill_value, *, dtype: DType | None = None, device=None,
          requires_grad: bool = False) -> Tensor:
     """A tensor filled with ``fill_value`` (dtype inferred from it when not given)."""
-    as_device(device)
+    dev = as_device(device)
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     dt = dtype or (dtypes.scalar_dtype(fill_value))
-    return _finish(np.full(shape_arg((size,) if isinstance(size, int) else size, "full"),
-                           fill_value, dt.np), dt, requires_grad)
+    return _filled(shape_arg((size,) if isinstance(size, int) else size, "full"), fill_value, dt,
+                   requires_grad, dev)
+
+
+def _filled(shape: tuple, value, dt: DType, requires_grad: bool, dev) -> Tensor:
+    """A new tensor on ``dev`` holding ``value`` everywhere (``None``: uninitialised)."""
+    if dev is CPU:
+        if value is None:
+            arr = np.empty(shape, dt.np)
+        else:  # np.zeros maps fresh pages lazily: much cheaper than writing zeros
+            arr = np.zeros(shape, dt.np) if value == 0 else np.full(shape, value, dt.np)
+    else:
+        arr = empty_buffer(shape, dt.np, dev.index)
+        if value is not None:
+            arr[...] = value
+    t = _wrap(arr, dt)
+    if requires_grad:
+        t.requires_grad = True
+    return t
 
 
 def _like(fn, input: Tensor, *args, dtype=None, device=None, requires_grad=False, **kw):
-    return fn(tuple(input.shape), *args, dtype=dtype or input.dtype, device=device,
-              requires_grad=requires_grad)
+    return fn(tuple(input.shape), *args, dtype=dtype or input.dtype,
+              device=input.device if device is None else device, requires_grad=requires_grad)
 
 
 def zeros_like(input: Tensor, *, dtype=None, device=None, requires_grad=False,
@@ -190,14 +209,14 @@ def empty_like(input: Tensor, *, dtype=None, device=None, requires_grad=False,
 
 def full_like(input: Tensor, fill_value, *, dtype=None, device=None, requires_grad=False,
               memory_format=None) -> Tensor:
-    return full(tuple(input.shape), fill_value, dtype=dtype or input.dtype, device=device,
-                requires_grad=requires_grad)
+    return full(tuple(input.shape), fill_value, dtype=dtype or input.dtype,
+                device=input.device if device is None else device, requires_grad=requires_grad)
 
 
 def arange(start, end=None, step=1, *, dtype: DType | None = None, device=None,
            requires_grad: bool = False) -> Tensor:
     """Values ``start, start+step, ...`` below ``end``; int64 unless a bound or step is a float."""
-    as_device(device)
+    dev = as_device(device)
     if end is None:
         start, end = 0, start
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
@@ -213,35 +232,34 @@ def arange(start, end=None, step=1, *, dtype: DType | None = None, device=None,
     n = max(0, math.ceil((end - start) / step))
     arr = (start + np.arange(n, dtype=np.float64) * step) if dtype.is_floating_point else \
         np.arange(start, start + n * step, step, dtype=np.int64)[:n]
-    return _finish(arr.astype(dtype.np), dtype, requires_grad)
+    return _finish(arr.astype(dtype.np), dtype, requires_grad, dev)
 
 
 def linspace(start, end, steps: int, *, dtype: DType | None = None, device=None,
              requires_grad: bool = False) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
-    as_device(device)
+    dev = as_device(device)
     if steps < 0:
         raise RuntimeError(f"linspace: number of steps must be non-negative (got {steps})")
     dt = dtype or dtypes.get_default_dtype()
     return _finish(np.linspace(start, end, steps, dtype=np.float64).astype(dt.np), dt,
-                   requires_grad)
+                   requires_grad, dev)
 
 
 def logspace(start, end, steps: int, base: float = 10.0, *, dtype: DType | None = None,
              device=None, requires_grad: bool = False) -> Tensor:
     """``base ** linspace(start, end, steps)``."""
-    as_device(device)
     dt = dtype or dtypes.get_default_dtype()
     return _finish(np.power(base, np.linspace(start, end, steps, dtype=np.float64)).astype(dt.np),
-                   dt, requires_grad)
+                   dt, requires_grad, as_device(device))
 
 
 def eye(n: int, m: int | None = None, *, dtype: DType | None = None, device=None,
         requires_grad: bool = False) -> Tensor:
     """Identity matrix of shape ``(n, m)``."""
-    as_device(device)
     dt = dtype or dtypes.get_default_dtype()
-    return _finish(np.eye(n, n if m is None else m, dtype=dt.np), dt, requires_grad)
+    return _finish(np.eye(n, n if m is None else m, dtype=dt.np), dt, requires_grad,
+                   as_device(device))
 
 
 def is_tensor(obj) -> bool:

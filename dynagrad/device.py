@@ -1,5 +1,7 @@
-"""Devices. This build computes on the CPU; ``"cuda"`` is recognised and refused with a clear error
-until the CUDA backend lands.
+"""Devices: ``"cpu"`` and ``"cuda"`` / ``"cuda:N"`` (NVIDIA GPUs through numba-cuda).
+
+A device object is cheap and never touches CUDA; ``as_device`` checks that a CUDA device exists
+when a tensor is about to be placed there.
 
 Example:
     >>> import dynagrad as dg
@@ -46,14 +48,26 @@ class device:
 
 
 CPU = device("cpu")
+_CUDA_DEVICES: dict = {}
+
+
+def cuda_device(index: int) -> device:
+    """The (shared) ``device('cuda', index)`` object."""
+    d = _CUDA_DEVICES.get(index)
+    if d is None:
+        d = _CUDA_DEVICES[index] = device("cuda", index)
+    return d
 
 
 def as_device(spec) -> device:
-    """Resolve a device argument; only the CPU can hold tensors in this build."""
+    """Resolve a device argument (``None`` means the CPU); a CUDA device gets an explicit index and
+    must exist (a clear error otherwise)."""
     if spec is None or spec is CPU:
         return CPU
+    if isinstance(spec, int) and not isinstance(spec, bool):
+        spec = device("cuda", spec)
     d = spec if isinstance(spec, device) else device(spec)
-    if d.type != "cpu":
-        raise RuntimeError(f"device {d}: dynagrad was not built with CUDA support in this version "
-                           "(dg.cuda.is_available() is False); use device='cpu'")
-    return CPU
+    if d.type == "cpu":
+        return CPU
+    from .cuda import _runtime
+    return cuda_device(_runtime.resolve(d, f"device {d}"))

@@ -17,6 +17,7 @@ from . import dtypes
 from .device import as_device
 from .dtypes import dtype as DType
 from .ops._util import shape_arg
+from .ops.placement import host, move_array
 from .tensor import Tensor, _wrap
 
 __all__ = ["Generator", "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state",
@@ -74,9 +75,37 @@ default_generator = Generator()
 default_generator.manual_seed(67280421310721)  # PyTorch's default initial seed
 
 
+_cuda_generators: dict = {}  # device index -> that GPU's default generator, made on first use
+_last_seed = [default_generator.initial_seed()]
+
+
 def manual_seed(seed: int) -> Generator:
-    """Seed the default generator; returns it."""
+    """Seed the default generators of the CPU and of every CUDA device; returns the CPU's."""
+    _last_seed[0] = seed
+    for g in _cuda_generators.values():
+        g.manual_seed(seed)
     return default_generator.manual_seed(seed)
+
+
+def manual_seed_cuda(seed: int, device_index: int | None = None) -> None:
+    """Seed one GPU's default generator (``None``: every GPU's), as ``dg.cuda.manual_seed``."""
+    if device_index is None:
+        _last_seed[0] = seed
+        for g in _cuda_generators.values():
+            g.manual_seed(seed)
+    else:
+        _device_generator(device_index).manual_seed(seed)
+
+
+def _device_generator(index: int | None) -> Generator:
+    """The default generator of the CPU (``None``) or of CUDA device ``index``. Every device runs
+    the same Philox stream, so one seed gives the same numbers on the CPU and on a GPU."""
+    if index is None:
+        return default_generator
+    g = _cuda_generators.get(index)
+    if g is None:
+        g = _cuda_generators[index] = Generator(f"cuda:{index}").manual_seed(_last_seed[0])
+    return g
 
 
 def seed() -> int:
@@ -95,8 +124,14 @@ def set_rng_state(state: Tensor) -> None:
     default_generator.set_state(state)
 
 
-def _gen(generator: Generator | None) -> np.random.Generator:
-    return (generator or default_generator)._np
+def _gen(generator: Generator | None, index: int | None = None) -> np.random.Generator:
+    """The NumPy Philox stream to draw from: ``generator``'s, else device ``index``'s default.
+    Draws are made on the host and copied to the device (bitwise the CPU's numbers)."""
+    return (generator or _device_generator(index))._np
+
+
+def _index(dev) -> int | None:
+    return None if dev.type == "cpu" else dev.index
 
 
 def _float_dtype(dtype, op: str) -> DType:
@@ -106,9 +141,9 @@ def _float_dtype(dtype, op: str) -> DType:
     return dt
 
 
-def _result(arr: np.ndarray, dt: DType, requires_grad: bool) -> Tensor:
+def _result(arr: np.ndarray, dt: DType, requires_grad: bool, index: int | None = None) -> Tensor:
     # np.array keeps 0-dim draws 0-dim (np.ascontiguousarray would make them shape (1,))
-    t = _wrap(np.array(arr, dtype=dt.np, order="C", copy=None), dt)
+    t = _wrap(move_array(np.array(arr, dtype=dt.np, order="C", copy=None), index), dt)
     if requires_grad:
         t.requires_grad = True
     return t
@@ -127,23 +162,25 @@ def _normal(gen, shape, dt: DType) -> np.ndarray:
 def rand(*size, generator: Generator | None = None, dtype: DType | None = None, device=None,
          requires_grad: bool = False) -> Tensor:
     """Uniform samples in [0, 1)."""
-    as_device(device)
+    i = _index(as_device(device))
     dt = _float_dtype(dtype, "rand")
-    return _result(_uniform(_gen(generator), shape_arg(size, "rand"), dt), dt, requires_grad)
+    return _result(_uniform(_gen(generator, i), shape_arg(size, "rand"), dt), dt, requires_grad,
+                   i)
 
 
 def randn(*size, generator: Generator | None = None, dtype: DType | None = None, device=None,
           requires_grad: bool = False) -> Tensor:
     """Standard normal samples."""
-    as_device(device)
+    i = _index(as_device(device))
     dt = _float_dtype(dtype, "randn")
-    return _result(_normal(_gen(generator), shape_arg(size, "randn"), dt), dt, requires_grad)
+    return _result(_normal(_gen(generator, i), shape_arg(size, "randn"), dt), dt, requires_grad,
+                   i)
 
 
 def randint(low, high=None, size=None, *, generator: Generator | None = None,
             dtype: DType | None = None, device=None, requires_grad: bool = False) -> Tensor:
     """Integers uniform in [low, high); ``randint(high, size)`` starts at 0."""
-    as_device(device)
+    i = _index(as_device(device))
     if size is None:
         if high is None or not isinstance(high, (tuple, list)):
             raise TypeError("randint() missing required argument 'size'")
@@ -154,50 +191,53 @@ def randint(low, high=None, size=None, *, generator: Generator | None = None,
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= "
                            f"to={high}")
     dt = dtype or dtypes.int64
-    arr = _gen(generator).integers(low, high, size=tuple(size), dtype=np.int64)
-    return _result(arr, dt, requires_grad)
+    arr = _gen(generator, i).integers(low, high, size=tuple(size), dtype=np.int64)
+    return _result(arr, dt, requires_grad, i)
 
 
 def randperm(n: int, *, generator: Generator | None = None, dtype: DType | None = None,
              device=None, requires_grad: bool = False) -> Tensor:
     """A random permutation of ``0..n-1``."""
-    as_device(device)
-    return _result(_gen(generator).permutation(n), dtype or dtypes.int64, requires_grad)
+    i = _index(as_device(device))
+    return _result(_gen(generator, i).permutation(n), dtype or dtypes.int64, requires_grad, i)
 
 
 def normal(mean, std=1.0, size=None, *, generator: Generator | None = None,
            dtype: DType | None = None, device=None, requires_grad: bool = False) -> Tensor:
     """Normal samples with the given mean and std (tensors broadcast, or floats with ``size``)."""
-    as_device(device)
-    gen = _gen(generator)
+    i = _index(as_device(device))
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
-        m = mean._data if isinstance(mean, Tensor) else mean
-        s = std._data if isinstance(std, Tensor) else std
+        ref = mean if isinstance(mean, Tensor) else std
+        i = ref.get_device() if ref.is_cuda else None
+        m = host(mean._data) if isinstance(mean, Tensor) else mean
+        s = host(std._data) if isinstance(std, Tensor) else std
         if np.any(np.asarray(s) < 0):
             raise RuntimeError("normal expects all elements of std >= 0.0")
-        dt = (mean if isinstance(mean, Tensor) else std).dtype
         shape = np.broadcast_shapes(np.shape(m), np.shape(s))
-        return _result(m + s * _normal(gen, shape, dt), dt, requires_grad)
+        return _result(m + s * _normal(_gen(generator, i), shape, ref.dtype), ref.dtype,
+                       requires_grad, i)
+    gen = _gen(generator, i)
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     dt = _float_dtype(dtype, "normal")
     shape = shape_arg((size,) if isinstance(size, int) else (size or ()), "normal")
-    return _result(mean + std * _normal(gen, shape, dt), dt, requires_grad)
+    return _result(mean + std * _normal(gen, shape, dt), dt, requires_grad, i)
 
 
 def bernoulli(input: Tensor, p=None, *, generator: Generator | None = None) -> Tensor:
     """0/1 samples with probabilities ``input`` (or the scalar ``p``), in ``input``'s dtype."""
-    probs = input._data if p is None else np.full(input._data.shape, p)
+    probs = host(input._data) if p is None else np.full(input._data.shape, p)
     if np.any((probs < 0) | (probs > 1)):
         raise RuntimeError("bernoulli: all elements of input should be between 0 and 1")
-    draw = _uniform(_gen(generator), input._data.shape, dtypes.float64) < probs
-    return _result(draw, input.dtype, False)
+    i = _index(input.device)
+    draw = _uniform(_gen(generator, i), input._data.shape, dtypes.float64) < probs
+    return _result(draw, input.dtype, False, i)
 
 
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
                 generator: Generator | None = None) -> Tensor:
     """Indices drawn from the rows of ``input`` (non-negative weights)."""
-    w = input._data.astype(np.float64)
+    w = host(input._data).astype(np.float64)
     if w.ndim not in (1, 2):
         raise RuntimeError(f"multinomial: prob_dist must be 1 or 2 dim (got {w.ndim})")
     rows = w.reshape(-1, w.shape[-1])
@@ -207,7 +247,8 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
     if not replacement and num_samples > rows.shape[1]:
         raise RuntimeError("multinomial: cannot sample n_sample > prob_dist.size(-1) samples "
                            "without replacement")
-    gen = _gen(generator)
+    at = _index(input.device)
+    gen = _gen(generator, at)
     out = np.empty((rows.shape[0], num_samples), np.int64)
     for i, r in enumerate(rows):
         total = r.sum()
@@ -215,38 +256,40 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
             raise RuntimeError("multinomial: invalid multinomial distribution (sum of "
                                "probabilities <= 0)")
         out[i] = gen.choice(r.size, size=num_samples, replace=replacement, p=r / total)
-    return _result(out.reshape(w.shape[:-1] + (num_samples,)), dtypes.int64, False)
+    return _result(out.reshape(w.shape[:-1] + (num_samples,)), dtypes.int64, False, at)
 
 
 def rand_like(input: Tensor, *, dtype=None, generator=None, requires_grad=False) -> Tensor:
     return rand(tuple(input.shape), dtype=dtype or input.dtype, generator=generator,
-                requires_grad=requires_grad)
+                device=input.device, requires_grad=requires_grad)
 
 
 def randn_like(input: Tensor, *, dtype=None, generator=None, requires_grad=False) -> Tensor:
     return randn(tuple(input.shape), dtype=dtype or input.dtype, generator=generator,
-                 requires_grad=requires_grad)
+                 device=input.device, requires_grad=requires_grad)
 
 
 def randint_like(input: Tensor, low, high=None, *, dtype=None, generator=None) -> Tensor:
     return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype,
-                   generator=generator)
+                   generator=generator, device=input.device)
 
 
 def fill_uniform_(t: Tensor, a: float = 0.0, b: float = 1.0, *, generator=None) -> Tensor:
     """In-place uniform samples in [a, b) (``Tensor.uniform_``)."""
-    vals = a + (b - a) * _uniform(_gen(generator), t._data.shape, t.dtype)
+    vals = a + (b - a) * _uniform(_gen(generator, _index(t.device)), t._data.shape, t.dtype)
     return _fill_(t, vals)
 
 
 def fill_normal_(t: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
     """In-place normal samples (``Tensor.normal_``)."""
-    return _fill_(t, mean + std * _normal(_gen(generator), t._data.shape, t.dtype))
+    return _fill_(t, mean + std * _normal(_gen(generator, _index(t.device)), t._data.shape,
+                                          t.dtype))
 
 
 def fill_bernoulli_(t: Tensor, p=0.5, *, generator=None) -> Tensor:
-    probs = p._data if isinstance(p, Tensor) else p
-    return _fill_(t, _uniform(_gen(generator), t._data.shape, dtypes.float64) < probs)
+    probs = host(p._data) if isinstance(p, Tensor) else p
+    return _fill_(t, _uniform(_gen(generator, _index(t.device)), t._data.shape, dtypes.float64)
+                  < probs)
 
 
 def _fill_(t: Tensor, values: np.ndarray) -> Tensor:

@@ -37,6 +37,7 @@ import numpy as np
 
 from . import dtypes
 from .device import as_device
+from .ops.placement import host
 from .tensor import Size, Tensor, _wrap
 
 __all__ = ["save", "load", "save_safetensors", "load_safetensors"]
@@ -58,7 +59,7 @@ _DTYPE_BY_CODE = {v: k for k, v in _CODE_BY_DTYPE.items()}
 
 def _le_bytes(t: Tensor) -> np.ndarray:
     """The tensor's elements as a flat little-endian uint8 array (C order; views saved by value)."""
-    arr = np.ascontiguousarray(t._data)
+    arr = np.ascontiguousarray(host(t._data))
     if arr.dtype.byteorder == ">" or (arr.dtype.byteorder == "=" and sys.byteorder == "big"):
         arr = arr.astype(arr.dtype.newbyteorder("<"))
     return arr.reshape(-1).view(np.uint8)
@@ -166,6 +167,8 @@ class _Encoder:
             raise TypeError(f"save: {path} has dtype {t.dtype.name}, which cannot be saved")
         # the same tensor object twice (tied weights) is stored once and loads as one object
         node = {"T": self._add(t, id(t))}
+        if t.is_cuda:  # where it lived: load puts it back there unless map_location says else
+            node["D"] = str(t.device)
         if t.requires_grad:
             node["g"] = 1
         if _is_parameter(t):
@@ -363,8 +366,9 @@ def _read_all(f: FileLike, op: str) -> tuple[dict, dict[str, Tensor], _Source]:
 class _Decoder:
     """Rebuilds the container tree; every node is checked, nothing is evaluated."""
 
-    def __init__(self, tensors: list[Tensor], fail: Callable[[str], RuntimeError]) -> None:
-        self.tensors, self.fail = tensors, fail
+    def __init__(self, tensors: list[Tensor], fail: Callable[[str], RuntimeError],
+                 place: Callable[[Tensor, str], Tensor]) -> None:
+        self.tensors, self.fail, self.place = tensors, fail, place
         self._made: dict[tuple, Any] = {}
 
     def node(self, n):
@@ -407,9 +411,13 @@ class _Decoder:
         if key in self._made:  # shared on save, shared on load
             return self._made[key]
         t = self.tensors[slot]
-        if kind == "N":
+        if kind == "N":  # a NumPy value: stays on the host
             obj = t._data[()] if n.get("s") else t._data
         else:
+            location = n.get("D", "cpu")
+            if type(location) is not str:
+                raise self.fail(f"corrupted structure: device {location!r:.40} is not a string")
+            t = self.place(t, location)
             if n.get("P"):
                 from .nn.parameter import Parameter
                 obj = Parameter(t, requires_grad=bool(n.get("g")))
@@ -421,37 +429,38 @@ class _Decoder:
         return obj
 
 
-def _apply_map_location(obj, map_location):
-    if map_location is None:
-        return obj
+def _placer(map_location) -> Callable[[Tensor, str], Tensor]:
+    """``place(tensor, saved_location) -> tensor`` on the device ``map_location`` chooses (as
+    PyTorch: None keeps the saved device, a device or string moves everything there, a dict maps
+    saved locations, a function decides)."""
     if callable(map_location):
-        fn = map_location
-    else:
-        target = map_location.get("cpu", "cpu") if isinstance(map_location, dict) else map_location
-        as_device(target)  # only the CPU holds tensors in this build; others raise clearly
-        return obj
-    return _map_tensors(obj, lambda t: fn(t, "cpu"))
+        return lambda t, loc: map_location(t, loc)
+    if map_location is None or isinstance(map_location, dict):
+        table = map_location or {}
+
+        def place(t: Tensor, loc: str) -> Tensor:
+            target = table.get(loc, loc)
+            if loc.startswith("cuda") and target == loc and not _cuda_available():
+                raise RuntimeError(f"load: a tensor was saved on {loc}, but CUDA is not available "
+                                   "on this machine; pass map_location='cpu' to load it onto the "
+                                   "CPU")
+            return t.to(target)
+        return place
+    target = as_device(map_location)
+    return lambda t, loc: t.to(target)
 
 
-def _map_tensors(obj, fn):
-    if isinstance(obj, Tensor):
-        return fn(obj)
-    if isinstance(obj, collections.OrderedDict):
-        return collections.OrderedDict((k, _map_tensors(v, fn)) for k, v in obj.items())
-    if isinstance(obj, dict):
-        return {k: _map_tensors(v, fn) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [_map_tensors(v, fn) for v in obj]
-    if type(obj) is tuple:
-        return tuple(_map_tensors(v, fn) for v in obj)
-    return obj
+def _cuda_available() -> bool:
+    from . import cuda
+    return cuda.is_available()
 
 
 def load(f: FileLike, map_location=None, weights_only: bool = True, **kwargs) -> Any:
     """Load what ``save`` wrote (or a plain safetensors file, as a dict of tensors).
 
-    ``map_location`` may be None, ``"cpu"``, a device, a dict ``{"cpu": target}`` or a function
-    ``fn(tensor, "cpu") -> tensor``. ``weights_only`` is accepted for PyTorch compatibility: the
+    ``map_location`` may be None (each tensor back on the device it was saved from), ``"cpu"``,
+    ``"cuda:0"``, a device, a dict ``{"cuda:0": "cpu"}`` mapping saved locations, or a function
+    ``fn(tensor, saved_location) -> tensor``. ``weights_only`` is accepted for PyTorch compatibility: the
     format holds no code, so loading is always as safe as ``weights_only=True``. Pickles and
     ``torch.save`` archives are refused (``RuntimeError``), as are truncated or corrupted files.
     """
@@ -461,7 +470,8 @@ def load(f: FileLike, map_location=None, weights_only: bool = True, **kwargs) ->
         raise TypeError(f"load: weights_only must be a bool, got {weights_only!r}")
     metadata, tensors, src = _read_all(f, "load")
     if metadata.get("format") != _FORMAT:
-        return _apply_map_location(tensors, map_location)  # a plain safetensors file
+        place = _placer(map_location)  # a plain safetensors file: a flat dict of CPU tensors
+        return {k: place(t, "cpu") for k, t in tensors.items()}
     if metadata.get("dynagrad.version") != _VERSION:
         raise src.fail(f"written by an unsupported format version "
                        f"{metadata.get('dynagrad.version')!r} (this dynagrad reads {_VERSION})")
@@ -484,10 +494,10 @@ def load(f: FileLike, map_location=None, weights_only: bool = True, **kwargs) ->
     except (ValueError, RecursionError) as e:
         raise src.fail(f"corrupted structure header: {e}") from None
     try:
-        obj = _Decoder(ordered, src.fail).node(tree_node)
+        obj = _Decoder(ordered, src.fail, _placer(map_location)).node(tree_node)
     except RecursionError:
         raise src.fail("structure is nested too deeply to load") from None
-    return _apply_map_location(obj, map_location)
+    return obj
 
 
 # --- safetensors ---------------------------------------------------------------------------------

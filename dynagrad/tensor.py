@@ -14,7 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes
-from .device import CPU
+from .device import CPU, cuda_device
+from .kernels.cuda_array import DeviceArray as _DA
 from .dtypes import dtype as _dtype_cls
 
 
@@ -96,6 +97,8 @@ class Tensor:
         return st if dim is None else st[_wrap_dim(dim, self._data.ndim, "stride")]
 
     def storage_offset(self) -> int:
+        if type(self._data) is _DA:
+            return self._data.offset // self.dtype.itemsize
         base = self._data
         while isinstance(base.base, np.ndarray):
             base = base.base
@@ -106,15 +109,23 @@ class Tensor:
         return self._data.flags.c_contiguous
 
     def data_ptr(self) -> int:
+        if type(self._data) is _DA:
+            return self._data.data_ptr
         return self._data.__array_interface__["data"][0]
 
     @property
     def device(self):
-        return CPU
+        if type(self._data) is not _DA:
+            return CPU
+        return cuda_device(self._data.device_index)
 
     @property
     def is_cuda(self) -> bool:
-        return False
+        return type(self._data) is _DA
+
+    def get_device(self) -> int:
+        """The CUDA device index, or -1 for a CPU tensor."""
+        return -1 if type(self._data) is not _DA else self._data.device_index
 
     @property
     def is_leaf(self) -> bool:
@@ -234,10 +245,15 @@ class Tensor:
         if self._requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
+        if type(self._data) is _DA:
+            if not force:
+                raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
+                                "Tensor.cpu() to copy the tensor to host memory first.")
+            return self._data.to_host()
         return self._data
 
     def __array__(self, dtype=None, copy=None):
-        arr = self._data
+        arr = self._data if type(self._data) is not _DA else self.numpy()
         return arr if dtype is None else arr.astype(dtype)
 
     def item(self):
@@ -247,7 +263,7 @@ class Tensor:
         return self._data.reshape(()).item()
 
     def tolist(self):
-        return self._data.tolist()
+        return self._data.tolist()  # a cuda buffer copies to the host for this
 
     def __float__(self) -> float:
         return float(self.item())
@@ -280,10 +296,13 @@ class Tensor:
         return id(self)
 
     def __reduce_ex__(self, protocol):
+        if type(self._data) is _DA:
+            raise TypeError("pickling a cuda tensor is not supported; use dg.save (map_location= "
+                            "chooses the device on load) or .cpu() first")
         return (_rebuild, (self._data.copy(), self.dtype.name, self._requires_grad))
 
     def __deepcopy__(self, memo):
-        t = _wrap(self._data.copy(), self.dtype)
+        t = _wrap(self._data.copy(), self.dtype)  # a copy on the same device
         t._requires_grad = self._requires_grad
         if self.grad is not None:
             t.grad = _wrap(self.grad._data.copy(), self.grad.dtype)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .ops.placement import host
 from .tensor import Tensor
 
 # (rtol, atol) by dtype, as torch.testing.assert_close
@@ -15,12 +16,17 @@ _TOLERANCES = {"float16": (1e-3, 1e-5), "float32": (1.3e-6, 1e-5), "float64": (1
 
 
 def assert_close(actual, expected, *, rtol: float | None = None, atol: float | None = None,
-                 equal_nan: bool = False, check_dtype: bool = True, msg: str | None = None) -> None:
+                 equal_nan: bool = False, check_dtype: bool = True, check_device: bool = True,
+                 msg: str | None = None) -> None:
     """Raise AssertionError unless ``|actual - expected| <= atol + rtol * |expected|`` everywhere."""
     if (rtol is None) != (atol is None):
         raise ValueError("assert_close: rtol and atol must both be given or both omitted")
-    a = actual._data if isinstance(actual, Tensor) else np.asarray(actual)
-    e = expected._data if isinstance(expected, Tensor) else np.asarray(expected)
+    if isinstance(actual, Tensor) and isinstance(expected, Tensor) and check_device \
+            and actual.device != expected.device:
+        raise AssertionError(f"The values for attribute 'device' do not match: "
+                             f"{actual.device} != {expected.device}.")
+    a = host(actual._data) if isinstance(actual, Tensor) else np.asarray(actual)
+    e = host(expected._data) if isinstance(expected, Tensor) else np.asarray(expected)
     if isinstance(actual, Tensor) and isinstance(expected, Tensor) and check_dtype \
             and actual.dtype is not expected.dtype:
         raise AssertionError(f"The values for attribute 'dtype' do not match: "

@@ -446,3 +446,10 @@ def test_float32_gelu_matches_float64_reference():
     np.testing.assert_allclose(y.detach().numpy()[core], want[core], rtol=1e-6, atol=1e-12)
     np.testing.assert_allclose(y.detach().numpy(), want, rtol=1e-5, atol=1e-30)
     np.testing.assert_allclose(xt.grad.numpy(), dwant, rtol=1e-6, atol=2e-7)
+
+
+def test_round_is_half_to_even_even_next_to_a_half():
+    x = np.array([0.49999997, 0.5, 1.5, 2.5, -0.5, -2.5, 3.7], np.float32)
+    np.testing.assert_array_equal(dg.tensor(x).round().numpy(), np.round(x))
+    np.testing.assert_array_equal(dg.tensor(x.astype(np.float64)).round().numpy(),
+                                  np.round(x.astype(np.float64)))

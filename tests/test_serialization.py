@@ -179,8 +179,7 @@ def test_map_location():
     seen = []
     out = roundtrip(obj, map_location=lambda t, loc: seen.append(loc) or t * 2)
     assert out["w"].tolist() == [2.0, 2.0] and seen == ["cpu"]
-    with pytest.raises(RuntimeError, match="CUDA"):
-        roundtrip(obj, map_location="cuda")
+    # map_location="cuda": tests/cuda/test_cuda_tensor.py (on a GPU, and without one)
 
 
 def test_weights_only_argument():

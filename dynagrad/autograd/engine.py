@@ -30,11 +30,19 @@ def _as_tuple(x) -> tuple:
     return (x,)
 
 
+def _ones_like(out):
+    arr = out._data
+    if type(arr) is np.ndarray:
+        return _wrap(np.ones(arr.shape, arr.dtype), out.dtype)
+    from ..ops.placement import full_like_array
+    return _wrap(full_like_array(arr, arr.shape, 1, arr.dtype), out.dtype)
+
+
 def _root_grads(outputs, grad_outputs) -> list:
     if len(outputs) == 1 and not grad_outputs:  # loss.backward(): the common case
         out = outputs[0]
         if out._data.size == 1 and out.dtype.is_floating_point:
-            return [_wrap(np.ones(out._data.shape, out.dtype.np), out.dtype)]
+            return [_ones_like(out)]
     grads = []
     for i, out in enumerate(outputs):
         g = grad_outputs[i] if i < len(grad_outputs) else None
@@ -45,7 +53,7 @@ def _root_grads(outputs, grad_outputs) -> list:
             if not out.dtype.is_floating_point:
                 raise RuntimeError("grad can be implicitly created only for real scalar outputs, "
                                    f"got {out.dtype.name}")
-            g = _wrap(np.ones(out._data.shape, out.dtype.np), out.dtype)
+            g = _ones_like(out)
         elif tuple(g.shape) != tuple(out.shape):
             raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
                                f"{tuple(g.shape)} and output[{i}] has a shape of {tuple(out.shape)}.")

@@ -76,11 +76,13 @@ def _log(msg: str) -> None:
         print(f"[dynagrad.kernels] {msg}", file=sys.stderr)
 
 
-def lookup(key: tuple, build: Callable[[], tuple]):
+def lookup(key: tuple, build: Callable[[], tuple], target: str = "cpu"):
     """The dispatcher for ``key``, building it on the first request.
 
     ``build()`` returns ``(source, function_name, argument_types, description)``. Hot paths call
-    ``_memory.get(key)`` themselves and come here only on a miss.
+    ``_memory.get(key)`` themselves and come here only on a miss. ``target="cuda"`` compiles a
+    ``cuda.jit`` kernel for the current GPU; its disk entry is keyed by ``cuda_arch()`` too (the
+    caller puts that in ``key`` as well).
     """
     disp = _memory.get(key)
     if disp is not None:
@@ -88,29 +90,56 @@ def lookup(key: tuple, build: Callable[[], tuple]):
         return disp
     _stats["misses"] += 1
     source, fname, signature, what = build()
-    disp = _load_or_compile(source, fname, signature, what)
+    disp = _load_or_compile(source, fname, signature, what, target)
     _memory[key] = disp
     return disp
 
 
-def _load_or_compile(source: str, fname: str, signature: str, what: str):
-    digest = hashlib.sha256("\0".join(
-        (source, str(signature), KERNEL_ABI, numba.__version__, _helpers_fingerprint())).encode()
-    ).hexdigest()[:24]
+_cuda_facts: list = []  # [arch tag, numba-cuda version, cuda_scalarlib hash], filled on first use
+
+
+def cuda_arch() -> str:
+    """The current GPU's compute capability as a tag (``"sm_90"``); ``"sim"`` under the simulator.
+
+    Taken once per process: every GPU in a process is assumed to share one architecture.
+    """
+    if not _cuda_facts:
+        from importlib.metadata import version
+
+        from numba import cuda
+        from numba.cuda.core import config
+
+        from . import cuda_scalarlib
+        if config.ENABLE_CUDASIM:
+            arch = "sim"
+        else:
+            major, minor = cuda.get_current_device().compute_capability
+            arch = f"sm_{major}{minor}"
+        lib = hashlib.sha256(Path(cuda_scalarlib.__file__).read_bytes()).hexdigest()[:16]
+        _cuda_facts.extend((arch, version("numba-cuda"), lib))
+    return _cuda_facts[0]
+
+
+def _load_or_compile(source: str, fname: str, signature: str, what: str, target: str = "cpu"):
+    parts = (source, str(signature), KERNEL_ABI, numba.__version__, _helpers_fingerprint())
+    if target == "cuda":
+        cuda_arch()
+        parts += tuple(_cuda_facts)
+    digest = hashlib.sha256("\0".join(parts).encode()).hexdigest()[:24]
     folder = cache_dir()
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"k_{digest}.py"
     with open(folder / f"k_{digest}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one process at a time writes/compiles this kernel
         try:
-            return _import_and_compile(path, source, fname, signature, what, digest)
+            return _import_and_compile(path, source, fname, signature, what, digest, target)
         except Exception as exc:  # a corrupted entry: discard it and build afresh, once
             if isinstance(exc, numba.core.errors.NumbaError) or (
                     isinstance(exc, RuntimeError) and "DYNAGRAD_FORBID_COMPILE" in str(exc)):
                 raise  # a bug in the generated source or a refused compile: not corruption
             _log(f"discarding corrupted cache entry for {what}: {exc!r}")
             _discard(path)
-            return _import_and_compile(path, source, fname, signature, what, digest)
+            return _import_and_compile(path, source, fname, signature, what, digest, target)
 
 
 def _discard(path: Path) -> None:
@@ -128,7 +157,7 @@ def _write_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def _import_and_compile(path, source, fname, signature, what, digest):
+def _import_and_compile(path, source, fname, signature, what, digest, target="cpu"):
     try:
         on_disk = path.read_text()
     except (OSError, UnicodeDecodeError):
@@ -143,6 +172,8 @@ def _import_and_compile(path, source, fname, signature, what, digest):
     sys.modules[spec.name] = module  # Numba's disk cache rebuilds globals by module name
     spec.loader.exec_module(module)
     disp = getattr(module, fname)
+    if target == "cuda":
+        return _compile_cuda(disp, signature, what, path)
     if os.environ.get("DYNAGRAD_FORBID_COMPILE", "") not in ("", "0"):
         def refuse(*args, **kwargs):
             raise RuntimeError(f"DYNAGRAD_FORBID_COMPILE is set but kernel {what} "
@@ -159,4 +190,33 @@ def _import_and_compile(path, source, fname, signature, what, digest):
         _stats["compile_seconds"] += seconds
         _log(f"compiled {what} in {seconds:.2f}s (not in the disk cache)")
     disp.disable_compile()  # other layouts convert to the one signature instead of compiling
+    return disp
+
+
+def _compile_cuda(disp, signature, what: str, path: Path):
+    """Compile (or load from Numba's disk cache) a ``cuda.jit`` kernel for ``signature``."""
+    if _cuda_facts[0] == "sim":  # simulated kernels are Python functions: nothing to compile
+        _stats["compiles"] += 1
+        return disp
+    forbid = os.environ.get("DYNAGRAD_FORBID_COMPILE", "") not in ("", "0")
+    if forbid:
+        disp.disable_compile()  # a disk-cache miss then raises instead of compiling
+    t0 = time.perf_counter()
+    try:
+        disp.compile(signature)
+    except RuntimeError as exc:
+        if forbid and "Compilation disabled" in str(exc):
+            raise RuntimeError(f"DYNAGRAD_FORBID_COMPILE is set but CUDA kernel {what} "
+                               f"({path.name}) is not in the disk cache and would "
+                               f"compile") from None
+        raise
+    seconds = time.perf_counter() - t0
+    if sum(disp.stats.cache_hits.values()):
+        _stats["disk_loads"] += 1
+        _stats["disk_load_seconds"] += seconds
+    else:
+        _stats["compiles"] += 1
+        _stats["compile_seconds"] += seconds
+        _log(f"compiled CUDA {what} for {_cuda_facts[0]} in {seconds:.2f}s (not in the disk cache)")
+    disp.disable_compile()  # other array layouts convert to the one signature
     return disp

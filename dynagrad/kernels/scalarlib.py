@@ -54,10 +54,7 @@ def int_fmod(x, y):
 
 @numba.njit(inline="always")
 def round_half_even(x):
-    r = np.floor(x + 0.5)
-    if r - x == 0.5 and r % 2 != 0:  # tie: round to even, as torch.round
-        r -= 1.0
-    return r
+    return np.rint(x)  # the current rounding mode: to nearest, ties to even (as torch.round)
 
 
 @numba.njit(inline="always")

@@ -26,7 +26,6 @@ from collections.abc import Mapping
 from typing import Callable, Iterator
 
 from ..autograd.grad_mode import no_grad
-from ..device import as_device
 from ..dtypes import dtype as DType
 from ..ops.tensor_methods import parse_to_args
 from ..tensor import Tensor, reset_grads
@@ -481,13 +480,19 @@ class Module:
     def to(self, *args, **kwargs) -> "Module":
         """``to(dtype)``, ``to(device)``, ``to(device, dtype)`` or ``to(tensor)``; dtype changes
         apply to floating-point parameters and buffers only."""
-        _, dtype, _ = parse_to_args(args, kwargs)
-        if dtype is None:
-            return self
-        if not dtype.is_floating_point:
+        given = [False]
+        device, dtype, _ = parse_to_args(args, kwargs, given)
+        if dtype is not None and not dtype.is_floating_point:
             raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got desired "
                             f"dtype={dtype}")
-        return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
+        if dtype is None and not given[0]:
+            return self
+
+        def convert(t: Tensor) -> Tensor:
+            if dtype is not None and t.is_floating_point():
+                t = t.to(dtype)
+            return t.to(device) if given[0] else t
+        return self._apply(convert)
 
     def float(self) -> "Module":
         return self._apply(lambda t: t.float() if t.is_floating_point() else t)
@@ -502,11 +507,12 @@ class Module:
         return self._apply(lambda t: t.to(dst_type))
 
     def cpu(self) -> "Module":
-        return self
+        """Move every parameter and buffer to the CPU (in place)."""
+        return self.to("cpu")
 
     def cuda(self, device=None) -> "Module":
-        as_device("cuda" if device is None else device)
-        return self
+        """Move every parameter and buffer to a CUDA device (in place); e.g. ``model.cuda()``."""
+        return self.to("cuda" if device is None else device)
 
     # --- state_dict ------------------------------------------------------------------------
     def get_extra_state(self):

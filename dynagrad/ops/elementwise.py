@@ -21,9 +21,11 @@ from ..autograd.function import Node, edge_of
 from ..dtypes import bool_, result_type
 from ..errors import describe
 from ..kernels import cache as kernel_cache
-from ..kernels import cpu, memory
+from ..kernels import cpu, gpu, memory
+from ..kernels.cuda_array import DeviceArray
 from ..tensor import TENSOR_TYPES, Tensor, _wrap
 from ._util import broadcast_shapes
+from .placement import common_device, host
 from .registry import REGISTRY, register
 
 _CATEGORY = {0: "b", 1: "i", 2: "f"}
@@ -109,20 +111,23 @@ def compute(op: Elementwise, operands: tuple, params: dict | None = None, out: T
     if expr is None:
         raise TypeError(f"{op.name}: not supported for dtype {ct.name} (got "
                         + ", ".join(describe(o) for o in operands) + ")")
-    arrays, kinds, types, shapes, tensors = [], [], [], [], []
+    arrays, kinds, types, shapes = [], [], [], []
     ct_np = ct.np
+    tensors = [o for o in operands if isinstance(o, Tensor)]
+    on_gpu = common_device(op.name, tensors)  # None on the CPU, else the CUDA device index
     for i, o in enumerate(operands):
         if isinstance(o, Tensor):
-            tensors.append(o)
             a = o._data
             want = bool_ if op.rule == "where" and i == 0 else ct
             if o.dtype is not want:
                 a = a.astype(want.np)
-            if a.ndim:
+            # a 0-dim CPU tensor becomes a scalar argument; on a GPU reading it would mean a
+            # device-to-host copy, so there it stays an array that broadcasts
+            if a.ndim or on_gpu is not None:
                 shapes.append(a.shape)
                 kinds.append("a")
                 arrays.append(a)
-            else:  # a 0-dim tensor acts as a scalar argument: no broadcasting kernel needed
+            else:
                 kinds.append("s")
                 arrays.append(a[()])
             types.append(want.name)
@@ -146,10 +151,20 @@ def compute(op: Elementwise, operands: tuple, params: dict | None = None, out: T
     out_np_dt = (bool_ if out_dt is bool_ else out_dt.compute).np
     if out is not None:
         _check_inplace(op.name, out, out_dt, shape, operands)
-    res = memory.empty(shape, out_np_dt) if (out is None or out._data.dtype != out_np_dt
-                                              or out_dt is not out_dt.compute) else out._data
+    if out is not None and out._data.dtype == out_np_dt and out_dt is out_dt.compute:
+        res = out._data
+    elif on_gpu is None:
+        res = memory.empty(shape, out_np_dt)
+    else:
+        res = DeviceArray.empty(shape, out_np_dt, on_gpu)
     out_name = "bool" if out_dt is bool_ else out_dt.compute.name
-    if shape == ():
+    if on_gpu is not None:
+        flat = shape == ()  # kernels take at least 1-D arrays: run a 0-dim result as one element
+        gpu.elementwise(expr, tuple(kinds), tuple(types), out_name,
+                        tuple(a.reshape(1) if flat and k == "a" else a
+                              for a, k in zip(arrays, kinds)),
+                        res.reshape(1) if flat else res, kparams)
+    elif shape == ():
         cpu.elementwise(expr, tuple(kinds), tuple(types), out_name,
                         tuple(a if k == "s" else a.reshape(1) for a, k in zip(arrays, kinds)),
                         res.reshape(1), kparams)
@@ -207,21 +222,26 @@ def binary_function(op: Elementwise, fallback):
                 entry = fast.get(a.dtype)
                 if entry is None:
                     return _fill_fast(op, a.dtype, (a, b), ("a", "a"), "c")
-                _HITS["hits"] += 1
                 res = np.empty(da.shape, entry[2])
-                entry[0](da.ravel(), db.ravel(), res.ravel())
+                try:
+                    entry[0](da.ravel(), db.ravel(), res.ravel())
+                except TypeError:  # a CUDA buffer, which Numba refuses to unbox before any work
+                    return fallback(a, b)
             elif da.ndim <= 4 and db.ndim <= 4:
                 entry = fast.get((a.dtype, "s"))
                 if entry is None:
                     return _fill_fast(op, (a.dtype, "s"), (a, b), ("a", "a"), "s")
-                _HITS["hits"] += 1
                 shape = da.shape if da.shape == db.shape else broadcast_shapes(
                     op.name, da.shape, db.shape)
                 res = np.empty(shape, entry[2])
-                entry[0](da[_PAD[4 - da.ndim]], db[_PAD[4 - db.ndim]],
-                         res[_PAD[4 - len(shape)]])
+                try:
+                    entry[0](da[_PAD[4 - da.ndim]], db[_PAD[4 - db.ndim]],
+                             res[_PAD[4 - len(shape)]])
+                except TypeError:  # a CUDA buffer (see above)
+                    return fallback(a, b)
             else:
                 return fallback(a, b)
+            _HITS["hits"] += 1
             out = _wrap(res, entry[1])
             if record and _GRAD[0] and (a._requires_grad or b._requires_grad):
                 _record_pair(op, a, b, out)
@@ -231,9 +251,12 @@ def binary_function(op: Elementwise, fallback):
             entry = fast.get(key)
             if entry is None:
                 return _fill_fast(op, key, (a, b), ("a", "s"), "c")
-            _HITS["hits"] += 1
             res = np.empty(da.shape, entry[2])
-            entry[0](da.ravel(), entry[3](b), res.ravel())
+            try:
+                entry[0](da.ravel(), entry[3](b), res.ravel())
+            except TypeError:  # a CUDA buffer (see above)
+                return fallback(a, b)
+            _HITS["hits"] += 1
             out = _wrap(res, entry[1])
             if record and _GRAD[0] and a._requires_grad:
                 _record(op, (a, b), out, None)
@@ -265,9 +288,12 @@ def unary_function(op: Elementwise):
         entry = fast.get(a.dtype)
         if entry is None:
             return _fill_fast(op, a.dtype, (a,), ("a",), "c")
-        _HITS["hits"] += 1
         res = np.empty(da.shape, entry[2])
-        entry[0](da.ravel(), res.ravel())
+        try:
+            entry[0](da.ravel(), res.ravel())
+        except TypeError:  # a CUDA buffer, which Numba refuses to unbox before any work
+            return compute(op, (a,))
+        _HITS["hits"] += 1
         out = _wrap(res, entry[1])
         if record and _GRAD[0] and a._requires_grad:
             _record_single(op, a, out)
@@ -388,7 +414,7 @@ _INT_DIVISIONS = ("floor_divide", "remainder", "fmod")
 
 
 def _check_int_divisor(name, divisor) -> None:
-    zero = (divisor._data == 0).any() if isinstance(divisor, Tensor) else divisor == 0
+    zero = (host(divisor._data) == 0).any() if isinstance(divisor, Tensor) else divisor == 0
     if zero:
         raise ZeroDivisionError(f"{name}: integer division by zero")
 
@@ -413,11 +439,12 @@ def inplace(op: Elementwise, self: Tensor, operands: tuple, params=None) -> Tens
         tensor_other = type(other) in TENSOR_TYPES
         entry = op.fast.get(self.dtype if tensor_other else (self.dtype, type(other)))
         da = self._data
-        if (entry is not None and entry[1] is self.dtype and da.flags.c_contiguous
-                and da.size < _PARALLEL_MIN):
+        if (entry is not None and entry[1] is self.dtype and type(da) is not DeviceArray
+                and da.flags.c_contiguous and da.size < _PARALLEL_MIN):
             if tensor_other:
                 db = other._data
-                if other.dtype is self.dtype and db.shape == da.shape and db.flags.c_contiguous:
+                if (other.dtype is self.dtype and type(db) is not DeviceArray
+                        and db.shape == da.shape and db.flags.c_contiguous):
                     _HITS["hits"] += 1
                     entry[0](da.ravel(), db.ravel(), da.ravel())
                     self._vc[0] += 1
@@ -553,7 +580,8 @@ _UNARY_FLOAT = {
 _UNARY_SAME = {
     "neg": ({"f": "-x", "i": "-x"}, lambda g, x, o: -g, ""),
     "abs": ({"f": "abs(x)", "i": "abs(x)", "b": "x"}, lambda g, x, o: g * sign(x), "x"),
-    "sign": ({"f": "0.0 if x != x else float((x > 0) - (x < 0))", "i": "(x > 0) - (x < 0)",
+    "sign": ({"f": "0.0 if x != x else (1.0 if x > 0 else (-1.0 if x < 0 else 0.0))",
+              "i": "1 if x > 0 else (-1 if x < 0 else 0)",
               "b": "x"}, lambda g, x, o: g * 0, ""),
     "floor": ({"f": "np.floor(x)", "i": "x", "b": "x"}, lambda g, x, o: g * 0, ""),
     "ceil": ({"f": "np.ceil(x)", "i": "x", "b": "x"}, lambda g, x, o: g * 0, ""),

@@ -12,21 +12,31 @@ Example:
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..autograd import grad_mode
 from ..autograd.function import node_class, record
 from ..dtypes import bool_, int64
 from ..errors import describe
-from ..kernels import cpu
+from ..kernels import gpu
+from ..kernels.cuda_array import DeviceArray
+from ..kernels.gpu import backend
 from ..tensor import Tensor, _wrap
 from ._util import as_tensor_arg, wrap_dim
 from .elementwise import rebase_inplace, sum_to, where
 from .movement import basic_view, copy_array
+from .placement import common_device, contiguous, full_like_array, host, is_host, move_array
 from .reduce import values_indices
 from .registry import register
 
 _NODES: dict = {}
+
+
+def _where(t: Tensor) -> int | None:
+    """``t``'s CUDA device index, or None on the CPU (for ``move_array``)."""
+    return None if is_host(t._data) else t._data.device_index
 
 
 def _node(name, backward):
@@ -56,7 +66,7 @@ def _normalize_key(x: Tensor, key) -> tuple:
             basic = False
             if k.dtype.is_floating_point:
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-            out.append(k._data)
+            out.append(host(k._data))  # keys are checked (and turned into positions) on the host
         elif isinstance(k, (list, np.ndarray)):
             arr = np.asarray(k)
             if arr.dtype.kind == "f":
@@ -128,8 +138,12 @@ def _as_tensor_key(key):
 
 def index_put_accumulate(g: Tensor, shape: tuple, key) -> Tensor:
     """Zeros of ``shape`` with ``g`` added at ``key`` (repeated indices add up)."""
-    out = np.zeros(shape, g._data.dtype)
-    np.add.at(out, key, g._data)
+    if is_host(g._data):
+        out = np.zeros(shape, g._data.dtype)
+        np.add.at(out, key, g._data)
+    else:
+        out = full_like_array(g._data, shape, 0, g._data.dtype)
+        _device_write(out, key, g._data, accumulate=True)
     res = _wrap(out, g.dtype)
     if _tracks(g):
         node = _node("IndexPutBackward0", _index_put_acc_back)
@@ -144,7 +158,10 @@ def getitem(x: Tensor, key) -> Tensor:
     if basic:
         return basic_view(x, np_key, "SelectBackward0" if any(
             isinstance(k, (int, np.integer)) for k in np_key) else "SliceBackward0")
-    res = _wrap(np.asarray(x._data[np_key], order="C"), x.dtype)
+    if is_host(x._data):
+        res = _wrap(np.asarray(x._data[np_key], order="C"), x.dtype)
+    else:
+        res = _wrap(_device_take(x._data, np_key), x.dtype)
     if _tracks(x):
         node = _node("IndexBackward0", _index_back)
         node.in_shape, node.key = tuple(x.shape), np_key
@@ -156,7 +173,8 @@ def _index_put_back(node, g):
     if node.accumulate:
         g_self = g
     else:
-        g_self = where(_wrap(~_written_mask(node.in_shape, node.key), bool_), g, 0.0)
+        g_self = where(_wrap(move_array(~_written_mask(node.in_shape, node.key), _where(g)), bool_),
+                       g, 0.0)
     g_value = None
     if node.value_shape is not None:
         g_value = _sum_to_value(getitem(g, _as_tensor_key(node.key)), node.value_shape)
@@ -198,7 +216,59 @@ def index_put(x: Tensor, key, value, accumulate: bool = False) -> Tensor:
     return res
 
 
+def _positions(shape: tuple, key) -> np.ndarray:
+    """Flat (C-order) positions of the elements ``key`` selects, in the result's shape: NumPy's
+    own advanced indexing on an index grid gives exactly its semantics to the CUDA path."""
+    return np.arange(math.prod(shape), dtype=np.int64).reshape(shape)[key]
+
+
+def _device_take(arr, key):
+    """``arr[key]`` for an advanced key on a CUDA buffer (a gather of the selected positions)."""
+    pos = _positions(arr.shape, key)
+    flat = contiguous(arr).reshape(1, -1, 1)
+    picked = gpu.index_select3(flat, move_array(pos.reshape(-1), arr.device_index))
+    return picked.reshape(pos.shape)
+
+
+def _device_write(arr, key, value, accumulate: bool) -> None:
+    """``arr[key] = value`` (or ``+=``, repeats adding up) for a contiguous CUDA buffer."""
+    pos = _positions(arr.shape, key)
+    if isinstance(value, DeviceArray):
+        src = value.astype(arr.dtype, copy=False)
+    else:
+        src = move_array(np.asarray(value, dtype=arr.dtype), arr.device_index)
+    try:
+        src = np.broadcast_to(src, pos.shape)
+    except ValueError as exc:
+        raise RuntimeError(f"index assignment: {exc}") from None
+    n = pos.size
+    if not n:
+        return
+    flat = arr.reshape(1, -1, 1)
+    index = move_array(pos.reshape(1, n, 1), arr.device_index)
+    if accumulate:
+        gpu.index_add3(flat, index.reshape(n), src.reshape(1, n, 1))
+    else:  # repeated positions: one of the values wins, as with NumPy and PyTorch
+        gpu.scatter3(flat, index, src.reshape(1, n, 1), False)
+
+
 def _assign(arr: np.ndarray, key, value) -> None:
+    if not is_host(arr):
+        if not arr.flags.writeable:
+            raise RuntimeError("index assignment: unsupported operation: the tensor is an "
+                               "expanded view; clone it first")
+        if all(not isinstance(k, np.ndarray) for k in key):
+            target = arr[key]
+            try:
+                target[...] = value
+            except ValueError as exc:
+                raise RuntimeError(f"index assignment: {exc}") from None
+            return
+        dense = contiguous(arr)
+        _device_write(dense, key, value, accumulate=False)
+        if dense is not arr:
+            arr[...] = dense
+        return
     try:
         if not arr.flags.writeable:
             raise RuntimeError("index assignment: unsupported operation: the tensor is an "
@@ -217,6 +287,9 @@ def _assign(arr: np.ndarray, key, value) -> None:
 
 
 def _accumulate(arr: np.ndarray, key, value) -> None:
+    if not is_host(arr):  # arr is a fresh contiguous copy (index_put)
+        _device_write(arr, key, value, accumulate=True)
+        return
     try:
         np.add.at(arr, key, np.asarray(value, dtype=arr.dtype))
     except ValueError as exc:
@@ -258,8 +331,10 @@ def _check_index(op: str, x: Tensor, dim: int, index: Tensor, limit_other: bool 
                                f"{tuple(index.shape)} to be smaller than self {tuple(x.shape)} "
                                f"apart from dimension {d}")
     size = x.shape[d] if x.ndim else 1
+    common_device(op, (x, index))
     if index.numel():
-        lo, hi = int(index._data.min()), int(index._data.max())
+        idx = host(index._data)  # positions are checked before any kernel runs
+        lo, hi = int(idx.min()), int(idx.max())
         if lo < 0 or hi >= size:
             raise IndexError(f"{op}(): index {lo if lo < 0 else hi} is out of bounds for "
                              f"dimension {d} with size {size}")
@@ -280,6 +355,8 @@ def _three(arr: np.ndarray, d: int, shape) -> np.ndarray:
 
 def _c_copy(t: Tensor) -> np.ndarray:
     """A C-contiguous copy of ``t``'s data in its compute dtype (0-d stays 0-d)."""
+    if not is_host(t._data):
+        return t._data.astype(_compute_dtype(t))
     return np.array(t._data, dtype=_compute_dtype(t), order="C")
 
 
@@ -297,7 +374,7 @@ def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
     x = as_tensor_arg(input, "gather")
     d = _check_index("gather", x, dim, index)
     arr = x._data.astype(_compute_dtype(x), copy=False)
-    out = cpu.gather3(_three(arr, d, index.shape), _three(index._data, d, index.shape))
+    out = backend(arr).gather3(_three(arr, d, index.shape), _three(index._data, d, index.shape))
     res = _wrap(out.reshape(index.shape).astype(x.dtype.np, copy=False), x.dtype)
     if _tracks(x):
         node = _node("GatherBackward0", _gather_back)
@@ -335,14 +412,16 @@ def _scatter_impl(op, x, d, index, src, accumulate) -> np.ndarray:
     if isinstance(src, Tensor):
         s = src._data.astype(out.dtype, copy=False)
     else:
-        s = np.broadcast_to(np.asarray(src, dtype=out.dtype), index.shape)
+        s = np.broadcast_to(full_like_array(out, (), src, out.dtype) if not is_host(out) else
+                            np.asarray(src, dtype=out.dtype), index.shape)
     if isinstance(src, Tensor):
         for k in range(index.ndim):
             if index.shape[k] > src.shape[k]:
                 raise RuntimeError(f"{op}(): Expected index {tuple(index.shape)} to be smaller "
                                    f"than src {tuple(src.shape)} in every dimension")
     out3 = out.reshape(_three(out, d, out.shape).shape)
-    cpu.scatter3(out3, _three(index._data, d, index.shape), _three(s, d, index.shape), accumulate)
+    backend(out3).scatter3(out3, _three(index._data, d, index.shape), _three(s, d, index.shape),
+                           accumulate)
     return out.astype(x.dtype.np, copy=False)
 
 
@@ -399,13 +478,14 @@ def _check_index_vector(op: str, x: Tensor, dim: int, index) -> tuple:
         raise IndexError(f"{op}(): index must be a 1-D int64 tensor (got {describe(index)})")
     d = wrap_dim(dim, x.ndim, op)
     size = x.shape[d] if x.ndim else 1
+    common_device(op, (x, index))
     idx = index._data.reshape(-1)
     if idx.size:
-        lo, hi = int(idx.min()), int(idx.max())
+        lo, hi = int(host(idx).min()), int(host(idx).max())
         if lo < 0 or hi >= size:  # PyTorch accepts no negative positions here either
             raise IndexError(f"{op}(): index {lo if lo < 0 else hi} is out of range for "
                              f"dimension {d} with size {size}")
-    return d, np.ascontiguousarray(idx, dtype=np.int64)
+    return d, contiguous(idx)
 
 
 def _index_select_back(node, g):
@@ -419,7 +499,7 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     d, idx = _check_index_vector("index_select", x, dim, index)
     arr = x._data.astype(_compute_dtype(x), copy=False)
     x3 = _three(arr, d, arr.shape)
-    out = cpu.index_select3(x3, idx)
+    out = backend(x3).index_select3(x3, idx)
     shape = tuple(x.shape[:d]) + (idx.size,) + tuple(x.shape[d + 1:]) if x.ndim else (idx.size,)
     res = _wrap(out.reshape(shape).astype(x.dtype.np, copy=False), x.dtype)
     if _tracks(x):
@@ -445,7 +525,7 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1
     out = _c_copy(x)
     src = (source * alpha if alpha != 1 else source)._data.astype(out.dtype, copy=False)
     out3 = out.reshape(_three(out, d, out.shape).shape)
-    cpu.index_add3(out3, idx, src.reshape(out3.shape[0], idx.size, out3.shape[2]))
+    backend(out3).index_add3(out3, idx, src.reshape(out3.shape[0], idx.size, out3.shape[2]))
     res = _wrap(out.astype(x.dtype.np, copy=False), x.dtype)
     if _tracks(x, source):
         node = _node("IndexAddBackward0", _index_add_back)
@@ -467,7 +547,7 @@ def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
                                f"tensor with {value.ndim} dimension(s)")
         value = value.to(x.dtype)
     else:
-        value = _wrap(np.asarray(value, dtype=x.dtype.np), x.dtype)
+        value = _wrap(move_array(np.asarray(value, dtype=x.dtype.np), _where(x)), x.dtype)
     out = where(mask, value, x)
     if tuple(out.shape) != tuple(x.shape):
         raise RuntimeError(f"masked_fill: mask {tuple(mask.shape)} must broadcast to the input "
@@ -488,13 +568,17 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
 def nonzero(input: Tensor, *, as_tuple: bool = False):
     """Indices of nonzero entries: an (n, ndim) int64 tensor, or one 1-D tensor per dim."""
     x = as_tensor_arg(input, "nonzero")
-    idx = np.nonzero(np.atleast_1d(x._data))
+    # the result's size depends on the data: a CUDA tensor is read back to the host (as in PyTorch,
+    # nonzero synchronises), and the positions go back to its device
+    at = _where(x)
+    idx = np.nonzero(np.atleast_1d(host(x._data)))
     if as_tuple:
-        return tuple(_wrap(np.ascontiguousarray(i, dtype=np.int64), int64) for i in idx)
+        return tuple(_wrap(move_array(np.ascontiguousarray(i, dtype=np.int64), at), int64)
+                     for i in idx)
     stacked = np.stack(idx, axis=1) if idx else np.zeros((0, 0), np.int64)
     if x.ndim == 0:
         stacked = stacked[:, :0]
-    return _wrap(np.ascontiguousarray(stacked, dtype=np.int64), int64)
+    return _wrap(move_array(np.ascontiguousarray(stacked, dtype=np.int64), at), int64)
 
 
 def argwhere(input: Tensor) -> Tensor:
@@ -518,8 +602,8 @@ def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = 
     if x.ndim == 0:
         return values_indices["sort"](x.clone(), _wrap(np.zeros((), np.int64), int64))
     d = wrap_dim(dim, x.ndim, "sort")
-    idx = _wrap(np.ascontiguousarray(_argsort_array(x._data, d, descending), dtype=np.int64),
-                int64)
+    order = _argsort_array(host(x._data), d, descending)  # CUDA: ordered on the host (see sort)
+    idx = _wrap(move_array(np.ascontiguousarray(order, dtype=np.int64), _where(x)), int64)
     return values_indices["sort"](gather(x, d, idx), idx)
 
 
@@ -538,9 +622,9 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
                            f"size {size}")
     if x.ndim == 0:
         return values_indices["topk"](x.clone(), _wrap(np.zeros((), np.int64), int64))
-    order = _argsort_array(x._data, d, largest)
+    order = _argsort_array(host(x._data), d, largest)
     order = np.take(order, np.arange(k), axis=d)
-    idx = _wrap(np.ascontiguousarray(order, dtype=np.int64), int64)
+    idx = _wrap(move_array(np.ascontiguousarray(order, dtype=np.int64), _where(x)), int64)
     return values_indices["topk"](gather(x, d, idx), idx)
 
 

@@ -17,9 +17,11 @@ from ..autograd import grad_mode
 from ..autograd.function import node_class, record
 from ..dtypes import float32, float64
 from ..errors import describe
+from ..kernels import gpu
 from ..tensor import TENSOR_TYPES, Tensor, _wrap
 from ._util import as_tensor_arg, broadcast_shapes
 from .elementwise import sum_to
+from .placement import common_device
 from .registry import register
 
 
@@ -69,6 +71,30 @@ _DotNode = node_class("DotBackward0", _matmul_back)
 _UnsafeViewNode = node_class("UnsafeViewBackward0", _matmul_back)
 
 
+_ND = np.ndarray
+
+
+def _device_matmul(ad, bd):
+    """NumPy's matmul rules on CUDA buffers: vectors become matrices for the product, batch
+    dims broadcast and fold into one, and the batched kernel does the rest."""
+    a2 = ad.reshape(1, -1) if ad.ndim == 1 else ad
+    b2 = bd.reshape(-1, 1) if bd.ndim == 1 else bd
+    batch = broadcast_shapes("matmul", a2.shape[:-2], b2.shape[:-2])
+    m, k, n = a2.shape[-2], a2.shape[-1], b2.shape[-1]
+    if batch:
+        a3 = np.broadcast_to(a2, batch + (m, k)).reshape(-1, m, k)
+        b3 = np.broadcast_to(b2, batch + (k, n)).reshape(-1, k, n)
+        res = gpu.matmul(a3, b3).reshape(batch + (m, n))
+    else:
+        res = gpu.matmul(a2, b2)
+    shape = res.shape
+    if ad.ndim == 1:
+        shape = shape[:-2] + shape[-1:]
+    if bd.ndim == 1:
+        shape = shape[:-1]
+    return res.reshape(shape)
+
+
 def _c_array(res, dt) -> np.ndarray:
     """``res`` as a C-contiguous array of ``dt`` (a 0-d result stays 0-d, unlike
     ``np.ascontiguousarray``)."""
@@ -79,9 +105,12 @@ def _product(op: str, node_cls, a: Tensor, b: Tensor) -> Tensor:
     _check_same_dtype(op, a, b)
     _matmul_shape(op, a, b)
     ad, bd = a._data, b._data
-    if a.dtype.np == np.float16:
-        ad, bd = ad.astype(np.float32), bd.astype(np.float32)
-    out = _wrap(_c_array(np.matmul(ad, bd), a.dtype), a.dtype)
+    if common_device(op, (a, b)) is not None:
+        out = _wrap(_device_matmul(ad, bd), a.dtype)
+    else:
+        if a.dtype.np == np.float16:
+            ad, bd = ad.astype(np.float32), bd.astype(np.float32)
+        out = _wrap(_c_array(np.matmul(ad, bd), a.dtype), a.dtype)
     if grad_mode.GRAD_ENABLED[0] and (a._requires_grad or b._requires_grad):
         node = node_cls()
         node.save(a, b)
@@ -94,7 +123,8 @@ def matmul(input, other) -> Tensor:
     if type(input) in TENSOR_TYPES and type(other) in TENSOR_TYPES:  # hot path: 2-D @ 2-D
         ad, bd, dt = input._data, other._data, input.dtype
         if (other.dtype is dt and (dt is float32 or dt is float64) and ad.ndim == 2
-                and bd.ndim == 2 and ad.shape[1] == bd.shape[0]):
+                and bd.ndim == 2 and ad.shape[1] == bd.shape[0] and type(ad) is _ND
+                and type(bd) is _ND):
             out = _wrap(np.matmul(ad, bd), dt)
             if grad_mode.GRAD_ENABLED[0] and (input._requires_grad or other._requires_grad):
                 node = _MatmulNode()
@@ -234,12 +264,45 @@ def _embed_repeated(g: Tensor, letters: str, sub: str, sizes: dict) -> Tensor:
             n = sizes[c]
             delta = np.zeros((n,) * len(pos), g.dtype.np)
             delta[(np.arange(n),) * len(pos)] = 1
-            deltas.append(_wrap(delta, g.dtype))
+            deltas.append(_wrap(delta, g.dtype).to(g.device))
             eqs.append("".join(renamed[k] for k in pos))
     return einsum(",".join(eqs) + "->" + "".join(renamed), g, *deltas)
 
 
 _EinsumNode = node_class("EinsumBackward0", _einsum_back)
+
+
+def _device_einsum(equation: str, subs: list, out_sub: str, ts: list):
+    """Einsum on CUDA buffers from ops that have kernels: diagonals for repeated letters, every
+    operand viewed over all letters (size 1 where absent), one broadcast product, then a sum over
+    the contracted letters."""
+    sizes: dict = {}
+    views = []
+    with grad_mode.no_grad():
+        for sub, t in zip(subs, ts):
+            t = t.detach()
+            while len(set(sub)) < len(sub):  # 'ii' -> the diagonal, moved to the last dim
+                c = next(c for c in sub if sub.count(c) > 1)
+                p = sub.index(c)
+                q = sub.index(c, p + 1)
+                t = t.diagonal(0, p, q)
+                sub = sub[:p] + sub[p + 1:q] + sub[q + 1:] + c
+            for c, n in zip(sub, t.shape):
+                if sizes.setdefault(c, n) != n:
+                    raise RuntimeError(f"einsum(): subscript {c!r} has size {n} for one operand "
+                                       f"and {sizes[c]} for another (equation {equation!r}, "
+                                       "operands " + ", ".join(describe(x) for x in ts) + ")")
+            views.append((sub, t))
+        letters = out_sub + "".join(sorted({c for c in sizes if c not in out_sub}))
+        product = None
+        for sub, t in views:
+            order = [c for c in letters if c in sub]
+            t = t.permute([sub.index(c) for c in order]) if order else t
+            t = t.reshape([sizes[c] if c in sub else 1 for c in letters])
+            product = t if product is None else product * t
+        if len(letters) > len(out_sub):
+            product = product.sum(tuple(range(len(out_sub), len(letters))))
+        return product.contiguous()._data
 
 
 def einsum(equation: str, *operands) -> Tensor:
@@ -251,13 +314,17 @@ def einsum(equation: str, *operands) -> Tensor:
     dt = ts[0].dtype
     for t in ts[1:]:
         _check_same_dtype("einsum", ts[0], t)
-    arrays = [t._data.astype(np.float32) if t.dtype.np == np.float16 else t._data for t in ts]
-    try:
-        res = np.einsum(",".join(subs) + "->" + out_sub, *arrays, optimize=len(ts) > 2)
-    except ValueError as exc:
-        raise RuntimeError(f"einsum(): {exc} (equation {equation!r}, operands "
-                           + ", ".join(describe(t) for t in ts) + ")") from None
-    out = _wrap(_c_array(res, dt), dt)
+    if common_device("einsum", ts) is not None:
+        out = _wrap(_device_einsum(equation, subs, out_sub, ts), dt)
+    else:
+        arrays = [t._data.astype(np.float32) if t.dtype.np == np.float16 else t._data
+                  for t in ts]
+        try:
+            res = np.einsum(",".join(subs) + "->" + out_sub, *arrays, optimize=len(ts) > 2)
+        except ValueError as exc:
+            raise RuntimeError(f"einsum(): {exc} (equation {equation!r}, operands "
+                               + ", ".join(describe(t) for t in ts) + ")") from None
+        out = _wrap(_c_array(res, dt), dt)
     if grad_mode.GRAD_ENABLED[0] and any(t._requires_grad for t in ts):
         node = _EinsumNode()
         node.subs, node.out_sub = subs, out_sub

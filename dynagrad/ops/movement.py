@@ -22,8 +22,11 @@ from ..dtypes import bool_ as _BOOL
 from ..dtypes import int64 as _INT64
 from ..errors import describe
 from ..kernels import cpu
+from ..kernels.cuda_array import DeviceArray, copy_into
 from ..tensor import Tensor, _view, _wrap
 from ._util import as_tensor_arg, shape_arg, wrap_dim
+from .placement import (common_device, empty, empty_like_array, full_like_array, host,
+                        move_array)
 from .registry import register
 
 
@@ -47,6 +50,10 @@ _NODE_CLASSES: dict = {}
 
 def copy_array(src: np.ndarray, dst: np.ndarray) -> None:
     """``dst[...] = src`` (broadcasting ``src``) with the generated copy kernel."""
+    if type(dst) is not np.ndarray:
+        copy_into(move_array(src, dst.device_index), dst)
+        return
+    src = host(src)
     if src.dtype != dst.dtype or src.dtype == np.float16:
         np.copyto(dst, src, casting="unsafe")
         return
@@ -57,7 +64,7 @@ def copy_array(src: np.ndarray, dst: np.ndarray) -> None:
 
 
 def fresh_copy(arr: np.ndarray) -> np.ndarray:
-    out = np.empty(arr.shape, arr.dtype)
+    out = empty_like_array(arr, arr.shape, arr.dtype)
     copy_array(arr, out)
     return out
 
@@ -228,7 +235,7 @@ def _expand_back(node, g):
 def _broadcast_view(src: np.ndarray, shape: tuple) -> np.ndarray:
     """A read-only stride-0 view of ``src`` at ``shape`` (NumPy's broadcast_to, minus its
     Python-level overhead for the common case of a contiguous source)."""
-    if not src.flags.c_contiguous:
+    if not src.flags.c_contiguous or type(src) is not np.ndarray:
         return np.broadcast_to(src, shape)
     lead = len(shape) - src.ndim
     src_strides = (0,) * lead + src.strides
@@ -312,14 +319,14 @@ def _basic_index(arr: np.ndarray, key) -> np.ndarray:
     """``arr[key]`` for a basic key, always as a view (an all-int key gives a 0-d view, where NumPy
     would return a scalar copy)."""
     res = arr[key]
-    if not isinstance(res, np.ndarray):
+    if not isinstance(res, (np.ndarray, DeviceArray)):
         res = arr[(*(key if isinstance(key, tuple) else (key,)), Ellipsis)]
     return res
 
 
 def embed(g: Tensor, shape: tuple, key) -> Tensor:
     """A zero tensor of ``shape`` with ``g`` written at ``key`` (the backward of slicing)."""
-    out = np.zeros(shape, g._data.dtype)
+    out = full_like_array(g._data, shape, 0, g._data.dtype)
     copy_array(g._data, _basic_index(out, key))
     res = _wrap(out, g.dtype)
     if _tracks(g):
@@ -366,10 +373,12 @@ def _diag_view(arr: np.ndarray, offset: int, d1: int, d2: int) -> np.ndarray:
     start_dim = d2 if offset >= 0 else d1
     sub = arr[(slice(None),) * start_dim + (slice(abs(offset), None),)]
     rest = [i for i in range(arr.ndim) if i not in (d1, d2)]
-    return np.lib.stride_tricks.as_strided(
-        sub, shape=[sub.shape[i] for i in rest] + [min(sub.shape[d1], sub.shape[d2])],
-        strides=[sub.strides[i] for i in rest] + [sub.strides[d1] + sub.strides[d2]],
-        writeable=arr.flags.writeable)
+    shape = [sub.shape[i] for i in rest] + [min(sub.shape[d1], sub.shape[d2])]
+    strides = [sub.strides[i] for i in rest] + [sub.strides[d1] + sub.strides[d2]]
+    if type(arr) is not np.ndarray:
+        return sub.as_strided(shape, strides, writeable=arr.flags.writeable)
+    return np.lib.stride_tricks.as_strided(sub, shape=shape, strides=strides,
+                                           writeable=arr.flags.writeable)
 
 
 def _diagonal_back(node, g):
@@ -382,7 +391,7 @@ def _embed_diagonal_back(node, g):
 
 def embed_diagonal(g: Tensor, shape: tuple, offset: int, d1: int, d2: int) -> Tensor:
     """Zeros of ``shape`` with ``g`` on the given diagonal (the backward of ``diagonal``)."""
-    out = np.zeros(shape, g._data.dtype)
+    out = full_like_array(g._data, shape, 0, g._data.dtype)
     copy_array(g._data, _diag_view(out, offset, d1, d2))
     res = _wrap(out, g.dtype)
     if _tracks(g):
@@ -423,7 +432,8 @@ def contiguous(input: Tensor, memory_format=None) -> Tensor:
 
 
 def _to_back(node, g):
-    return (g.to(node.src_dtype),)
+    """Back to the source's dtype and device (the node of both dtype and device copies)."""
+    return (g.to(node.src_device, node.src_dtype),)
 
 
 def to_dtype(input: Tensor, dtype, copy: bool = False) -> Tensor:
@@ -432,7 +442,8 @@ def to_dtype(input: Tensor, dtype, copy: bool = False) -> Tensor:
         return clone(input) if copy else input
     out = _wrap(input._data.astype(dtype.np), dtype)
     if _tracks(input) and dtype.is_floating_point:
-        _attach("ToCopyBackward0", input, out, _to_back, src_dtype=input.dtype)
+        _attach("ToCopyBackward0", input, out, _to_back, src_dtype=input.dtype,
+                src_device=input.device)
     return out
 
 
@@ -464,7 +475,7 @@ def cat(tensors, dim: int = 0) -> Tensor:
                                f"number {i} in the list")
     shape = list(ref.shape)
     shape[d] = sum(t.shape[d] for t in parts)
-    out = np.empty(shape, out_dt.np)
+    out = empty(tuple(shape), out_dt.np, common_device("cat", parts))
     start = 0
     for t in parts:
         n = t.shape[d]
@@ -565,7 +576,7 @@ def repeat(input: Tensor, *repeats) -> Tensor:
     inter = []
     for r, s in zip(reps, padded):
         inter.extend((r, s))
-    out = np.empty(inter, input._data.dtype)
+    out = empty_like_array(src, tuple(inter), input._data.dtype)
     copy_array(src.reshape(tuple(x for s in padded for x in (1, s))), out)
     res = _wrap(out.reshape(tuple(r * s for r, s in zip(reps, padded))), input.dtype)
     if _tracks(input):
@@ -617,7 +628,7 @@ def roll(input: Tensor, shifts, dims=None) -> Tensor:
         if n == 0:
             continue
         s %= n
-        out = np.empty(arr.shape, arr.dtype)
+        out = empty_like_array(arr, arr.shape, arr.dtype)
         pre = (slice(None),) * d
         copy_array(arr[pre + (slice(n - s, n),)], out[pre + (slice(0, s),)])
         copy_array(arr[pre + (slice(0, n - s),)], out[pre + (slice(s, n),)])
@@ -635,7 +646,9 @@ def _tri(input: Tensor, diagonal: int, lower: bool) -> Tensor:
     n, m = input.shape[-2:]
     keep = np.tri(n, m, diagonal, dtype=bool) if lower else ~np.tri(n, m, diagonal - 1, dtype=bool)
     from .elementwise import where
-    return where(_wrap(keep, _BOOL), input, _wrap(np.zeros((), input.dtype.np), input.dtype))
+    on = None if type(input._data) is np.ndarray else input._data.device_index
+    return where(_wrap(move_array(keep, on), _BOOL), input,
+                 _wrap(move_array(np.zeros((), input.dtype.np), on), input.dtype))
 
 
 def tril(input: Tensor, diagonal: int = 0) -> Tensor:
@@ -665,6 +678,7 @@ def pad(input: Tensor, pad, mode: str = "constant", value=None) -> Tensor:
         raise NotImplementedError(f"pad: mode {mode!r} is not one of 'constant', 'reflect', "
                                   "'replicate', 'circular'")
     out = input
+    on = None if type(input._data) is np.ndarray else input._data.device_index
     from .indexing import index_select
     for d, (lo, hi) in enumerate(widths):
         if lo == 0 and hi == 0:
@@ -683,7 +697,7 @@ def pad(input: Tensor, pad, mode: str = "constant", value=None) -> Tensor:
             idx = np.clip(idx, 0, n - 1)
         else:
             idx = idx % n
-        out = index_select(out, d, _wrap(idx.astype(np.int64), _INT64))
+        out = index_select(out, d, _wrap(move_array(idx.astype(np.int64), on), _INT64))
     return out if out is not input else clone(input)  # always a new tensor, as PyTorch
 
 
@@ -698,7 +712,7 @@ def _pad_constant(input: Tensor, widths, value) -> Tensor:
         input = basic_view(input, key)
         widths = [(max(lo, 0), max(hi, 0)) for lo, hi in widths]
     shape = tuple(s + lo + hi for s, (lo, hi) in zip(input.shape, widths))
-    out = np.full(shape, value, input._data.dtype)
+    out = full_like_array(input._data, shape, value, input._data.dtype)
     key = tuple(slice(lo, lo + s) for s, (lo, _) in zip(input.shape, widths))
     copy_array(input._data, out[key])
     res = _wrap(out, input.dtype)

@@ -24,9 +24,11 @@ from ..autograd.function import Node, record
 from ..dtypes import bool_, float64, int64
 from ..errors import describe
 from ..kernels import cpu
+from ..kernels.gpu import backend
 from ..tensor import TENSOR_TYPES, Tensor, _wrap
 from ._util import as_tensor_arg, wrap_dim, wrap_dims
 from .movement import _broadcast_view
+from .placement import contiguous, is_host, move_array
 from .registry import register
 
 values_indices = {name: namedtuple(name, ["values", "indices"])
@@ -59,9 +61,16 @@ def _as3(arr: np.ndarray, dims: tuple) -> tuple:
         keep_axes = [i for i in range(arr.ndim) if i not in dims]
         arr = arr.transpose(keep_axes + list(dims))
         d0 = len(keep_axes)
-    arr = np.ascontiguousarray(arr)
+    arr = contiguous(arr)
     s = arr.shape
     return arr.reshape(math.prod(s[:d0]), math.prod(s[d0:d0 + k]), math.prod(s[d0 + k:])), kept
+
+
+def _divide(res, count: int, out_dt):
+    """``res / count`` (NaN where ``count`` is 0) for a CUDA buffer, with the div kernel."""
+    from .elementwise import OPS
+    with grad_mode.no_grad():
+        return OPS["div"].binary(_wrap(res, out_dt), count if count else math.nan)._data
 
 
 def _keep_shape(shape, dims) -> tuple:
@@ -81,7 +90,7 @@ def _fold(x: Tensor, dims: tuple, kind: str, out_dtype, compute_dtype) -> np.nda
         acc = "bool" if cat == "b" else compute_dtype.name
     x3, kept = _as3(arr, dims)
     out_np = (bool_ if out_dtype is bool_ else out_dtype.compute).np
-    res = cpu.reduce_axis(x3, 1, (init, combine, final, acc), out_np)
+    res = backend(x3).reduce_axis(x3, 1, (init, combine, final, acc), out_np)
     res = res.reshape(kept)
     return res if res.dtype == out_dtype.np else res.astype(out_dtype.np)
 
@@ -143,7 +152,8 @@ def sum(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     if dim is None and not keepdim and dtype is None and type(input) in TENSOR_TYPES:
         d = input._data
         dt = input.dtype
-        if (dt is dtypes.float32 or dt is dtypes.float64) and d.flags.c_contiguous and d.size:
+        if ((dt is dtypes.float32 or dt is dtypes.float64) and type(d) is np.ndarray
+                and d.flags.c_contiguous and d.size):
             if d.size >= cpu.PARALLEL_MIN_ELEMENTS and d.size % _SUM_CHUNKS == 0:
                 out = _wrap(_threaded_full_sum(d, dt), dt)
             else:
@@ -182,11 +192,15 @@ def mean(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     dims = wrap_dims(dim, x.ndim, "mean")
     count = math.prod(x.shape[d] for d in dims) if x.ndim else 1
     res = _fold(x, dims, "sum", out_dt, out_dt.compute)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        res = (res / count).astype(out_dt.np) if count else np.full(res.shape, np.nan, out_dt.np)
+    if not is_host(res):  # on a GPU: the division is one more kernel
+        res = _divide(res, count, out_dt)
+    else:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            res = np.asarray((res / count).astype(out_dt.np) if count else
+                             np.full(res.shape, np.nan, out_dt.np))
     if keepdim:
         res = res.reshape(_keep_shape(x.shape, dims))
-    out = _wrap(np.asarray(res), out_dt)
+    out = _wrap(res, out_dt)
     if x._requires_grad and grad_mode.GRAD_ENABLED[0]:
         node = MeanBackward0()
         node.shape, node.dims, node.keepdim, node.count = tuple(x.shape), dims, keepdim, count
@@ -333,7 +347,7 @@ def _arg(op: str, x: Tensor, dim, keepdim: bool) -> Tensor:
         arr = arr.astype(cd.np)
     cat = "f" if cd.is_floating_point else "i"
     x3, kept = _as3(arr, (d,) if x.ndim else ())
-    res = cpu.arg_reduce_axis(x3, 1, _ARG_BETTER[cat][kind]).reshape(kept)
+    res = backend(x3).arg_reduce_axis(x3, 1, _ARG_BETTER[cat][kind]).reshape(kept)
     if keepdim and x.ndim:
         res = res.reshape(_keep_shape(x.shape, (d,)))
     return _wrap(res, int64)
@@ -529,7 +543,7 @@ def _onehot_along(x: Tensor, d: int, i: int) -> Tensor:
     shape[d] = x.shape[d]
     hot = np.zeros(shape, x.dtype.np)
     hot.reshape(-1)[i] = 1
-    return _wrap(hot, x.dtype)
+    return _wrap(move_array(hot, None if is_host(x._data) else x._data.device_index), x.dtype)
 
 
 def _scan(op: str, x: Tensor, dim: int, dtype, combine: str) -> Tensor:
@@ -539,8 +553,8 @@ def _scan(op: str, x: Tensor, dim: int, dtype, combine: str) -> Tensor:
         x.dtype is not x.dtype.compute else x._data
     if x.ndim == 0:
         return _wrap(arr.astype(out_dt.np, copy=True), out_dt)
-    arr = np.ascontiguousarray(arr)
-    res = cpu.scan_axis(arr, d, combine) if arr.size else arr.copy()
+    arr = contiguous(arr)
+    res = backend(arr).scan_axis(arr, d, combine) if arr.size else arr.copy()
     return _wrap(res if res.dtype == out_dt.np else res.astype(out_dt.np), out_dt)
 
 

@@ -18,6 +18,7 @@ from .elementwise import (OPS, binary_function, compute, fast_binary, fast_unary
                           rebase_inplace)
 from .linalg import matmul
 from .movement import copy_array, to_dtype, transpose
+from .placement import is_host, move_array, to_device
 
 
 def _operand(x):
@@ -89,9 +90,10 @@ Tensor.__rmatmul__ = lambda self, other: matmul(other, self)
 
 # --- dtype and device conversion -----------------------------------------------------------
 
-def parse_to_args(args: tuple, kwargs: dict) -> tuple:
+def parse_to_args(args: tuple, kwargs: dict, device_given: list | None = None) -> tuple:
     """``(device, dtype, copy)`` from the arguments of ``Tensor.to`` / ``Module.to``; the device is
-    validated (a clear error for devices this build cannot use)."""
+    validated (a clear error for a device this machine does not have). ``device_given[0]`` is set
+    when the arguments name a device."""
     kwargs = dict(kwargs)
     dtype, copy = kwargs.pop("dtype", None), kwargs.pop("copy", False)
     device = kwargs.pop("device", None)
@@ -106,13 +108,22 @@ def parse_to_args(args: tuple, kwargs: dict) -> tuple:
             dtype, device = a.dtype, a.device
         elif not isinstance(a, bool):  # a positional non_blocking flag is accepted and ignored
             device = a
+    if device_given is not None:
+        device_given[0] = device is not None
     return as_device(device), dtype, copy
 
 
 def to(self, *args, **kwargs) -> Tensor:
-    """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)``; ``copy=True`` copies."""
-    _, dtype, copy = parse_to_args(args, kwargs)
-    return to_dtype(self, dtype or self.dtype, copy=copy)
+    """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)``; ``copy=True`` copies.
+
+    Example: ``x.to("cuda", dg.float16)`` (a differentiable copy on the GPU).
+    """
+    device_given = [False]
+    device, dtype, copy = parse_to_args(args, kwargs, device_given)
+    out = to_dtype(self, dtype or self.dtype, copy=copy and not device_given[0])
+    if device_given[0]:
+        out = to_device(out, device, copy=copy and out is self)
+    return out
 
 
 def _caster(dt: DType):
@@ -128,8 +139,9 @@ for _meth, _dt in (("float", dtypes.float32), ("double", dtypes.float64), ("half
                    ("char", dtypes.int8), ("byte", dtypes.uint8), ("bool", dtypes.bool_)):
     setattr(Tensor, _meth, _caster(_dt))
 Tensor.type_as = lambda self, other: to_dtype(self, other.dtype)
-Tensor.cpu = lambda self, memory_format=None: self
-Tensor.cuda = lambda self, device=None, non_blocking=False: to(self, "cuda")
+Tensor.cpu = lambda self, memory_format=None: to_device(self, "cpu")
+Tensor.cuda = lambda self, device=None, non_blocking=False, memory_format=None: to_device(
+    self, "cuda" if device is None else device)
 
 
 _LEGACY_TYPE_NAMES = {  # PyTorch's legacy tensor type names, e.g. x.type() == 'torch.FloatTensor'
@@ -162,7 +174,8 @@ def _mt_error(self):
 def _new(fn_name):
     def make(self, *size, dtype=None, device=None, requires_grad=False, **kw):
         from .. import creation
-        return getattr(creation, fn_name)(*size, dtype=dtype or self.dtype, device=device,
+        return getattr(creation, fn_name)(*size, dtype=dtype or self.dtype,
+                                          device=device or self.device,
                                           requires_grad=requires_grad)
     return make
 
@@ -174,12 +187,14 @@ Tensor.new_empty = _new("empty")
 
 def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
     from ..creation import full
-    return full(size, fill_value, dtype=dtype or self.dtype, requires_grad=requires_grad)
+    return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
+                requires_grad=requires_grad)
 
 
 def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
     from ..creation import tensor
-    return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+    return tensor(data, dtype=dtype or self.dtype, device=device or self.device,
+                  requires_grad=requires_grad)
 
 
 Tensor.new_full = _new_full
@@ -230,9 +245,10 @@ def copy_(self, src, non_blocking: bool = False) -> Tensor:
         if self.grad_fn is None and self._requires_grad:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
                                "operation.")
-        return rebase_inplace(self, lambda old: src.to(self.dtype).expand(tuple(self.shape))
-                              .clone())
-    copy_array(src._data, self._data)
+        return rebase_inplace(self, lambda old: src.to(self.device, self.dtype)
+                              .expand(tuple(self.shape)).clone())
+    copy_array(move_array(src._data, None if is_host(self._data) else self._data.device_index),
+               self._data)
     self._vc[0] += 1
     return self
 
