@@ -38,6 +38,7 @@ from . import nn, optim, serialization, utils  # noqa: E402
 from . import cuda  # noqa: E402
 from .nn.functional import log_softmax, softmax  # noqa: E402  (also Tensor methods, as PyTorch)
 from .serialization import load, save  # noqa: E402
+from .interop import from_dlpack  # noqa: E402  (also gives Tensor its interop protocols)
 
 Tensor.softmax = softmax
 Tensor.log_softmax = log_softmax

@@ -89,6 +89,11 @@ def tensor(data, *, dtype: DType | None = None, device=None, requires_grad: bool
     Example: ``dg.tensor([[1, 2], [3, 4]], dtype=dg.float32, device="cuda")``.
     """
     dev = as_device(device)
+    if not isinstance(data, Tensor) and hasattr(data, "__cuda_array_interface__"):
+        from .interop import from_cuda_array_interface
+        src = from_cuda_array_interface(data)  # a GPU array: copied on its device
+        out = src.to(dev if device is not None else src.device, dtype or src.dtype, copy=True)
+        return out.requires_grad_() if requires_grad else out
     if dtype is None:
         if isinstance(data, np.ndarray):
             dtype = dtypes.from_numpy_dtype(data.dtype)
@@ -107,6 +112,9 @@ def as_tensor(data, dtype: DType | None = None, device=None) -> Tensor:
     """Like ``tensor`` but shares memory with a NumPy array or tensor when no conversion (of dtype
     or device) is needed."""
     dev = None if device is None else as_device(device)
+    if not isinstance(data, Tensor) and hasattr(data, "__cuda_array_interface__"):
+        from .interop import from_cuda_array_interface
+        data = from_cuda_array_interface(data)  # CuPy, torch CUDA, Numba: no copy
     if isinstance(data, Tensor):
         out = data if dtype is None or dtype is data.dtype else data.to(dtype)
         return out if dev is None else out.to(dev)

@@ -213,6 +213,27 @@ class Block:
         return f"Block(nbytes={self.nbytes}, device_index={self.device_index}, ptr={self.ptr:#x})"
 
 
+class ForeignBlock:
+    """Device memory another library owns, imported without a copy (``__cuda_array_interface__``,
+    DLPack): viewed like a ``Block``, never pooled or counted; ``owner`` (the exporting object or
+    its DLPack capsule keeper) stays alive as long as any view does.
+
+    Example: ``ForeignBlock(ptr, nbytes, 0, owner=cupy_array).array((n,), (4,), np.float32)``.
+    """
+
+    __slots__ = ("nbytes", "device_index", "ptr", "owner", "__weakref__")
+
+    def __init__(self, ptr: int, nbytes: int, device_index: int, owner):
+        self.ptr, self.nbytes, self.device_index, self.owner = ptr, nbytes, device_index, owner
+
+    array = Block.array
+    _check_view = Block._check_view
+
+    def __repr__(self) -> str:
+        return (f"ForeignBlock(nbytes={self.nbytes}, device_index={self.device_index}, "
+                f"ptr={self.ptr:#x}, owner={type(self.owner).__name__})")
+
+
 class _DevicePool:
     """One device's free lists and exact statistics. Mutated only under ``_lock``."""
 
