@@ -19,8 +19,10 @@ import numpy as np
 
 from ..autograd.grad_mode import no_grad
 from ..creation import tensor as make_tensor
+from ..dtypes import float64
 from ..errors import describe
 from ..ops.movement import cat
+from ..ops.placement import device_of_array, host, move_array
 from ..tensor import Tensor, _wrap
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm", "clip_grads_with_norm_",
@@ -50,6 +52,27 @@ def _vector_norm(arr: np.ndarray, p: float) -> float:
     return float(np.sum(a ** p) ** (1.0 / p))
 
 
+def _tensor_norm(t: Tensor, p: float) -> float:
+    """``_vector_norm`` of ``t``'s values; a CUDA tensor's is reduced on its device in float64
+    (only the result comes to the host)."""
+    if not t.is_cuda:
+        return _vector_norm(t._data, p)
+    a = t.detach().reshape(-1).to(float64).abs()
+    if a.numel() == 0:
+        return _vector_norm(np.zeros(0), p)
+    if p == math.inf:
+        return float(a.amax().item())
+    if p == -math.inf:
+        return float(a.amin().item())
+    if p == 0:
+        return float((a != 0).sum().item())
+    if p == 1:
+        return float(a.sum().item())
+    if p == 2:
+        return math.sqrt(float((a * a).sum().item()))
+    return float((a ** p).sum().item()) ** (1.0 / p)
+
+
 def get_total_norm(tensors: _TensorOrTensors, norm_type: float = 2.0,
                    error_if_nonfinite: bool = False, foreach=None) -> Tensor:
     """The ``norm_type``-norm of the norms of ``tensors`` (as if all were one vector)."""
@@ -57,7 +80,7 @@ def get_total_norm(tensors: _TensorOrTensors, norm_type: float = 2.0,
     norm_type = float(norm_type)
     if not tensors:
         return make_tensor(0.0)
-    norms = [_vector_norm(t._data, norm_type) for t in tensors]
+    norms = [_tensor_norm(t, norm_type) for t in tensors]
     total = _vector_norm(np.array(norms), norm_type)
     if error_if_nonfinite and not math.isfinite(total):
         raise RuntimeError(f"The total norm of order {norm_type} for gradients from `parameters` "
@@ -65,7 +88,8 @@ def get_total_norm(tensors: _TensorOrTensors, norm_type: float = 2.0,
                            "scale the gradients by the non-finite norm anyway, set "
                            "`error_if_nonfinite=False`")
     dt = tensors[0].dtype
-    return _wrap(np.asarray(total, dtype=dt.np), dt)
+    return _wrap(move_array(np.asarray(total, dtype=dt.np), device_of_array(
+        tensors[0]._data).index), dt)
 
 
 def clip_grads_with_norm_(parameters: _TensorOrTensors, max_norm: float, total_norm: Tensor,
@@ -76,7 +100,7 @@ def clip_grads_with_norm_(parameters: _TensorOrTensors, max_norm: float, total_n
         return
     dt = total_norm.dtype.np
     # the coefficient is computed in the norm's dtype, as PyTorch does with its tensor arithmetic
-    coef = dt.type(max_norm) / (total_norm._data.astype(dt) + dt.type(1e-6))
+    coef = dt.type(max_norm) / (host(total_norm._data).astype(dt) + dt.type(1e-6))
     coef = float(min(coef, dt.type(1.0)))
     with no_grad():
         for g in grads:

@@ -1,7 +1,9 @@
 """L-BFGS with an optional strong-Wolfe line search (PyTorch's algorithm and defaults).
 
 L-BFGS works on the concatenation of all parameters as one flat vector: its inner loops are dot
-products and axpys over that vector, done with NumPy (BLAS) rather than per-tensor kernels.
+products and axpys over that vector, done with NumPy (BLAS) rather than per-tensor kernels. For
+parameters on a CUDA device that vector lives on the host too: each evaluation copies the
+gradients over and each step writes the new values back.
 
 Example:
     >>> import dynagrad as dg
@@ -22,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd import enable_grad
+from ..ops.placement import host
 from ..tensor import Tensor, _wrap
 from .optimizer import Optimizer, check_non_negative, scalar
 
@@ -135,13 +138,17 @@ class LBFGS(Optimizer):
 
     def _flat_grad(self) -> np.ndarray:
         return np.concatenate([np.zeros(p.numel(), p._data.dtype) if p._grad is None
-                               else p._grad._data.reshape(-1) for p in self._params])
+                               else host(p._grad._data).reshape(-1) for p in self._params])
 
     def _add(self, t, d: np.ndarray) -> None:
         offset = 0
         for p in self._params:
             n = p.numel()
-            p._data[...] += (t * d[offset:offset + n]).reshape(p._data.shape)
+            step = (t * d[offset:offset + n]).reshape(p._data.shape)
+            if p.is_cuda:  # the same sum as the in-place one below, computed on the host
+                p._data[...] = (host(p._data) + step).astype(p._data.dtype)
+            else:
+                p._data[...] += step
             p._vc[0] += 1
             offset += n
 

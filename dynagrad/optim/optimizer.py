@@ -3,7 +3,8 @@
 Subclasses implement ``step``; it is wrapped automatically so that it runs under ``no_grad``, calls
 the step hooks and marks the optimizer as stepped (for the LR schedulers' order check). The update
 math of every built-in optimizer runs in one generated kernel per parameter tensor (see
-``dynagrad/kernels/fused_update.py``); ``_launch`` is the bridge from tensors to that kernel.
+``dynagrad/kernels/fused_update.py``); ``launch`` is the bridge from tensors to that kernel. A
+parameter on a CUDA device takes the same math as in-place tensor ops (``composite.py``).
 
 Example:
     >>> import dynagrad as dg
@@ -30,7 +31,9 @@ from .. import dtypes
 from ..autograd import enable_grad, no_grad
 from ..kernels import cache as _kcache
 from ..kernels.fused_update import update_kernel
+from ..ops.placement import full_like_array, host
 from ..tensor import Tensor, _wrap, reset_grads
+from .composite import update_composite
 
 __all__ = ["Optimizer", "required"]
 
@@ -255,12 +258,15 @@ class Optimizer:
 
 
 def _cast(param: Tensor, value, key=None):
-    """A copy of ``value`` with its tensors contiguous and (except ``step``) in param's dtype."""
+    """A copy of ``value`` with its tensors contiguous and (except ``step``, which stays on the
+    CPU) in param's dtype and on param's device."""
     if isinstance(value, Tensor):
-        arr = value._data
+        arr = host(value._data)
         if key != "step" and param.dtype.is_floating_point and value.dtype is not param.dtype:
-            return _wrap(np.array(arr, dtype=param.dtype.np, order="C"), param.dtype)
-        return _wrap(np.array(arr, copy=True, order="C"), value.dtype)
+            out = _wrap(np.array(arr, dtype=param.dtype.np, order="C"), param.dtype)
+        else:
+            out = _wrap(np.array(arr, copy=True, order="C"), value.dtype)
+        return out.to(param.device) if key != "step" and param.is_cuda else out
     if isinstance(value, dict):
         return {k: _cast(param, v, k) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -292,7 +298,9 @@ def bump(t: Tensor) -> float:
 
 
 def zeros_like(p: Tensor, fill: float = 0.0) -> Tensor:
-    """A contiguous state buffer shaped like ``p``."""
+    """A contiguous state buffer shaped like ``p``, on its device."""
+    if p.is_cuda:
+        return _wrap(full_like_array(p._data, p._data.shape, fill, p._data.dtype), p.dtype)
     return _wrap(np.full(p._data.shape, fill, dtype=p._data.dtype), p.dtype)
 
 
@@ -311,7 +319,11 @@ def params_with_grad(group: dict, name: str):
 
 
 def launch(family: str, options: tuple, p: Tensor, buffers: tuple, *scalars) -> None:
-    """Run the fused update kernel of ``family`` on ``p``, its gradient and state ``buffers``."""
+    """Run the fused update kernel of ``family`` on ``p``, its gradient and state ``buffers``
+    (for a CUDA ``p``, the same update as tensor ops)."""
+    if p.is_cuda:
+        update_composite(family, options, p, p._grad, buffers, *scalars)
+        return
     dt = p.dtype.name
     key = ("optim", family, dt) + options
     kernel = _kcache._memory.get(key)
@@ -358,5 +370,5 @@ def scalar(x, what: str = "lr"):
     if isinstance(x, Tensor):
         if x.numel() != 1:
             raise ValueError(f"Tensor {what} must be 1-element")
-        return x._data.reshape(())[()]
+        return host(x._data).reshape(())[()]
     return x

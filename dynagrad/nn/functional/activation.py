@@ -4,7 +4,8 @@ Pointwise activations are pairs of generated elementwise kernels: one for the fo
 fused kernel for the input gradient (``grad * f'(x)``), so a backward step is one kernel, not a
 chain of small ops. The gradient kernel is itself an op whose derivative is written with dynagrad
 ops, so double backward works. ``softmax``/``log_softmax`` run fused row kernels
-(dynagrad/kernels/nn_softmax.py) forward and backward; their double backward composes ops.
+(dynagrad/kernels/nn_softmax.py) forward and backward on the CPU; their double backward composes
+ops. On CUDA, ``softmax_composite`` builds them from reductions and elementwise ops.
 
 Example:
     >>> import dynagrad as dg
@@ -472,6 +473,8 @@ def _softmax(input, dim, dtype, log: bool) -> Tensor:
     if dim is None:
         dim = _softmax_dim(name, x.ndim)
     d = wrap_dim(dim, x.ndim, name)
+    if x.is_cuda:
+        return softmax_composite(x, d, log)
     shape = tuple(x.shape)
     rows = to_rows(x._data, d)
     out = np.empty(rows.shape, rows.dtype)
@@ -484,6 +487,22 @@ def _softmax(input, dim, dtype, log: bool) -> Tensor:
         node.save(res._alias())
         record(node, (x,), (res,))
     return res
+
+
+def softmax_composite(x: Tensor, dim: int, log: bool) -> Tensor:
+    """``softmax`` / ``log_softmax`` of a float tensor along ``dim`` built from reductions and
+    elementwise ops (any device; autograd gives the gradient). The row maximum is subtracted
+    first, so large logits do not overflow; it carries no gradient since the result does not
+    depend on it."""
+    if x.ndim == 0:
+        return softmax_composite(x.reshape(1), 0, log).reshape(())
+    with grad_mode.no_grad():
+        m = x.amax(dim, keepdim=True)
+    z = x - m
+    e = z.exp()
+    if log:
+        return z - e.sum(dim, keepdim=True).log()
+    return e / e.sum(dim, keepdim=True)
 
 
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:

@@ -46,7 +46,8 @@ def _bias_from_mask(op: str, mask: Tensor, like: Tensor, allowed_when_true: bool
     """A float additive mask (0 / -inf) in ``like``'s dtype; float masks pass through."""
     if mask.dtype.name == "bool":
         blocked = mask.logical_not() if allowed_when_true else mask
-        return creation.zeros(tuple(mask.shape), dtype=like.dtype).masked_fill(blocked, _NEG_INF)
+        return creation.zeros(tuple(mask.shape), dtype=like.dtype,
+                              device=like.device).masked_fill(blocked, _NEG_INF)
     if not mask.dtype.is_floating_point:
         raise RuntimeError(f"{op}: expected attn_mask dtype to be bool or float or to match "
                            f"query dtype (got {describe(mask)})")
@@ -100,8 +101,9 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     if attn_mask is not None:
         bias = _bias_from_mask(op, attn_mask, scores, allowed_when_true=True)
     elif is_causal:  # top-left aligned: row i sees columns 0..i
-        blocked = creation.ones(n_l, n_s, dtype=query.dtype).tril().logical_not()
-        bias = creation.zeros(n_l, n_s, dtype=query.dtype).masked_fill(blocked, _NEG_INF)
+        blocked = creation.ones(n_l, n_s, dtype=query.dtype, device=query.device).tril()
+        bias = creation.zeros(n_l, n_s, dtype=query.dtype,
+                              device=query.device).masked_fill(blocked.logical_not(), _NEG_INF)
     if bias is not None:
         scores = scores + bias
     weights = _safe_softmax(scores, bias is not None)
@@ -221,7 +223,7 @@ def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embe
     k = k.reshape(k.shape[0], n_b * num_heads, head_dim).transpose(0, 1)
     v = v.reshape(v.shape[0], n_b * num_heads, head_dim).transpose(0, 1)
     if add_zero_attn:
-        zeros = creation.zeros(n_b * num_heads, 1, head_dim, dtype=q.dtype)
+        zeros = creation.zeros(n_b * num_heads, 1, head_dim, dtype=q.dtype, device=q.device)
         k, v = cat([k, zeros], 1), cat([v, zeros], 1)
         attn_mask = None if attn_mask is None else pad(attn_mask, (0, 1))
         key_padding_mask = None if key_padding_mask is None else pad(key_padding_mask, (0, 1))

@@ -8,6 +8,8 @@ gradient back with col2im. A transposed convolution is the adjoint of a convolut
 same two routines swapped.
 
 Double backward (``create_graph=True`` through a convolution) is not supported and raises.
+CUDA tensors take the composed forms of ``conv_composite.py`` instead (gathers and matmuls, whose
+autograd also gives double backward).
 
 Example:
     >>> import dynagrad as dg
@@ -29,6 +31,9 @@ from ...errors import describe
 from ...kernels import nn_conv
 from ...kernels.cache import _memory, lookup
 from ...tensor import Tensor, _wrap
+from ._placement import any_cuda
+from .conv_composite import (conv_composite, conv_transpose_composite, fold_composite,
+                             unfold_composite)
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold"]
 
@@ -306,6 +311,9 @@ def _convnd(op: str, nsp: int, input, weight, bias, stride, padding, dilation, g
                            f"({' x '.join(map(str, eff))}). Kernel size can't be greater than "
                            "actual input size")
     out_sp = tuple((p - e) // s + 1 for p, e, s in zip(padded, eff, stride))
+    if any_cuda(x, w, bias):
+        res = conv_composite(x, w, bias, stride, lo, hi, dilation, groups, out_sp)
+        return res if batched else res.squeeze(0)
     geom = _Geom(k, stride, lo, dilation, out_sp)
     x5 = _as5(x._data, nsp)
     w3 = np.ascontiguousarray(w._data).reshape(groups, O // groups, -1)
@@ -407,6 +415,9 @@ def _conv_transposend(op: str, nsp: int, input, weight, bias, stride, padding, o
     if any(n <= 0 for n in out_sp):
         raise RuntimeError(f"{op}: Given input size per channel: {list(spatial)}, calculated "
                            f"output size per channel: {list(out_sp)}. Output size is too small")
+    if any_cuda(x, w, bias):
+        res = conv_transpose_composite(x, w, bias, stride, padding, dilation, groups, out_sp)
+        return res if batched else res.squeeze(0)
     # the adjoint convolution maps an output-shaped tensor onto the input's spatial size
     geom = _Geom(k, stride, padding, dilation, spatial)
     n_ = x.shape[0]
@@ -518,6 +529,9 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
                            f"kernel_size={k}, dilation={d}, padding={p}, calculated shape of the "
                            f"array of sliding blocks as {nb}, but its components must be at least "
                            "one.")
+    if x.is_cuda:
+        res = unfold_composite(x, k, s, d, p, p, nb)
+        return res if input.ndim == 4 else res.squeeze(0)
     geom = _Geom(k, s, p, d, nb)
     x5 = _as5(x._data, 2)
     res = _wrap(_im2col_blocks(x5, geom), x.dtype)
@@ -556,6 +570,9 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Te
                            f"padding={p}, stride={s}, expected size of input's dimension 2 to "
                            f"match the calculated number of sliding blocks {nb[0]} * {nb[1]} = "
                            f"{nb[0] * nb[1]}, but got input.size(2)={x.shape[2]}.")
+    if x.is_cuda:
+        res = fold_composite(x, size, nb, k, s, d, p)
+        return res if input.ndim == 3 else res.squeeze(0)
     geom = _Geom(k, s, p, d, nb)
     out = _col2im_blocks(x._data, geom, (x.shape[0], x.shape[1] // taps, 1) + size)
     res = _wrap(out.reshape(out.shape[:2] + size), x.dtype)

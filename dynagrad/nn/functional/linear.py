@@ -2,7 +2,8 @@
 
 ``linear`` is one GEMM on the input flattened to 2-D plus an in-place bias add, with a fused
 backward node: ``grad_x = g @ W``, ``grad_W = g^T @ x``, ``grad_b = g.sum(0)`` (three BLAS-speed
-NumPy calls; no batched products, no broadcast reductions).
+NumPy calls; no batched products, no broadcast reductions). On CUDA, ``linear_composite`` runs
+the same products as ops.
 
 Example:
     >>> import dynagrad as dg
@@ -20,6 +21,7 @@ from ...dtypes import float32, float64
 from ...errors import describe
 from ...ops.linalg import einsum, matmul
 from ...tensor import Tensor, _wrap
+from ._placement import any_cuda
 
 __all__ = ["linear", "bilinear"]
 
@@ -78,6 +80,8 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias``: input (*, in), weight (out, in), bias (out,) -> (*, out)."""
     _check_linear(input, weight, bias)
     dt = input.dtype
+    if any_cuda(input, weight, bias):
+        return linear_composite(input, weight, bias)
     if weight.ndim != 2 or not (dt is float32 or dt is float64) or (
             bias is not None and tuple(bias.shape) != (weight.shape[0],)):
         # rare forms (1-D weight, float16, a broadcasting bias) compose the generic ops
@@ -95,6 +99,17 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         node.save(input, weight)
         record(node, (input, weight, bias), (out,))
     return out
+
+
+def linear_composite(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``linear`` from ``matmul`` and an add (any device; autograd gives the gradients). A 2-D
+    weight multiplies the input flattened to 2-D, so the weight gradient is one product, not a
+    batched one summed."""
+    if weight.ndim == 2 and input.ndim > 2 and (bias is None or bias.ndim <= 1):
+        flat = linear_composite(input.reshape(-1, input.shape[-1]), weight, bias)
+        return flat.reshape(tuple(input.shape[:-1]) + (weight.shape[0],))
+    out = matmul(input, weight.mT if weight.ndim == 2 else weight)
+    return out if bias is None else out + bias
 
 
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:

@@ -27,6 +27,7 @@ from ...errors import describe
 from ...ops._util import as_tensor_arg, broadcast_shapes, wrap_dim
 from ...ops.elementwise import where
 from ...tensor import Tensor, _wrap
+from ._placement import host_array, like
 from .activation import _kernel, from_rows, log_softmax, logsigmoid, softmax, to_rows
 
 __all__ = ["l1_loss", "mse_loss", "cross_entropy", "nll_loss", "binary_cross_entropy",
@@ -202,7 +203,8 @@ def gaussian_nll_loss(input, target, var, full: bool = False, eps: float = 1e-6,
             raise ValueError(f"gaussian_nll_loss: var is of incorrect size: expected {xs}, "
                              f"{xs[:-1]} or {xs[:-1] + (1,)} (got input {describe(x)}, "
                              f"var {describe(var)})")
-    if bool((var._data < 0).any()):
+    negative = (var < 0).any() if var.is_cuda else (var._data < 0).any()
+    if bool(negative):
         raise ValueError("gaussian_nll_loss: var has negative entry/entries")
     # clamp for stability without changing the gradient (as PyTorch: clamped under no_grad)
     var = var + (var.clamp(min=eps) - var).detach()
@@ -243,7 +245,11 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     t = _tensor(target, "binary_cross_entropy", "target")
     _same_size("binary_cross_entropy", x, t)
     xd = x._data
-    if xd.size and bool(((xd < 0) | (xd > 1)).any()):
+    if x.is_cuda:
+        out_of_range = bool(((x < 0) | (x > 1)).any())
+    else:
+        out_of_range = xd.size and bool(((xd < 0) | (xd > 1)).any())
+    if out_of_range:
         raise RuntimeError("binary_cross_entropy: all elements of input should be between 0 and 1")
     w = x.new_ones(()) if weight is None else weight.detach()
     return _reduce(_BCE.apply(x, t, w), reduction)
@@ -296,7 +302,7 @@ def _class_target(name: str, x: Tensor, target: Tensor) -> int:
 
 def _checked_targets(name: str, target: Tensor, classes: int, ignore_index: int) -> np.ndarray:
     """Targets as a flat int64 array; IndexError naming the first bad one (before any kernel)."""
-    t = np.ascontiguousarray(target._data.reshape(-1), dtype=np.int64)
+    t = np.ascontiguousarray(host_array(target).reshape(-1), dtype=np.int64)
     bad = ((t < 0) | (t >= classes)) & (t != ignore_index)
     if bad.any():
         raise IndexError(f"{name}: Target {int(t[np.argmax(bad)])} is out of bounds (expected "
@@ -311,7 +317,7 @@ def _class_weight(name: str, weight, classes: int, dtype) -> np.ndarray:
         raise RuntimeError(f"{name}: weight tensor should be defined either for all {classes} "
                            f"classes or no classes but got weight tensor of shape: "
                            f"{list(weight.shape)}")
-    return np.ascontiguousarray(weight._data, dtype=dtype.np)
+    return np.ascontiguousarray(host_array(weight), dtype=dtype.np)
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = -100,
@@ -327,8 +333,8 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = 
     valid = t != ignore_index
     safe = np.where(valid, t, 0).reshape(target.shape)
     wt = np.where(valid, w[np.where(valid, t, 0)], 0).astype(x.dtype.np).reshape(target.shape)
-    picked = x.gather(cdim, _wrap(np.expand_dims(safe, cdim), dtypes.int64)).squeeze(cdim)
-    loss = -picked * _wrap(wt, x.dtype)
+    picked = x.gather(cdim, like(np.expand_dims(safe, cdim), x, dtypes.int64)).squeeze(cdim)
+    loss = -picked * like(wt, x, x.dtype)
     if reduction == "mean":
         return loss.sum() / float(wt.sum(dtype=np.float64))
     return _reduce(loss, reduction)
@@ -393,6 +399,9 @@ def _ce_indices(x: Tensor, target: Tensor, weight, ignore_index: int, reduction:
     if x.dtype not in (dtypes.float32, dtypes.float64):
         raise TypeError(f"cross_entropy: expected a float32 or float64 input, got {describe(x)}")
     w = _class_weight("cross_entropy", weight, classes, x.dtype)
+    if x.is_cuda:
+        return _ce_indices_composite(x, cdim, target, t, w, weight is not None, ignore_index,
+                                     reduction, eps)
     rows = to_rows(x._data, cdim)
     loss = np.empty(rows.shape[0], rows.dtype)
     lse = np.empty(rows.shape[0], rows.dtype)
@@ -421,6 +430,34 @@ def _ce_indices(x: Tensor, target: Tensor, weight, ignore_index: int, reduction:
         node.save(x)
         record(node, (x, None), (out,))
     return out
+
+
+def _ce_indices_composite(x: Tensor, cdim: int, target: Tensor, t: np.ndarray, w: np.ndarray,
+                          weighted: bool, ignore_index: int, reduction: str,
+                          eps: float) -> Tensor:
+    """Cross-entropy with class-index targets from ``log_softmax`` and ``gather`` (any device;
+    autograd gives the gradient): per sample ``(1-eps) w[t] (-logp[t]) + eps/C sum_c w[c]
+    (-logp[c])``, 0 where the target is ``ignore_index``. ``t`` holds the checked targets and
+    ``w`` the class weights, both on the host."""
+    classes = x.shape[cdim]
+    valid = t != ignore_index
+    safe = np.where(valid, t, 0)
+    shape = tuple(target.shape)
+    wt = np.where(valid, w[safe], 0).astype(x.dtype.np)
+    logp = log_softmax(x, cdim)
+    picked = logp.gather(cdim, like(np.expand_dims(safe.reshape(shape), cdim), x,
+                                    dtypes.int64)).squeeze(cdim)
+    loss = -picked * like(wt.reshape(shape) * (1.0 - eps), x, x.dtype)
+    if eps:
+        wb = like(w.reshape([classes if i == cdim else 1 for i in range(x.ndim)]), x, x.dtype)
+        spread = (logp * wb).sum(cdim) * like(valid.reshape(shape) * (-eps / classes), x, x.dtype)
+        loss = loss + spread
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return loss.sum()
+    denom = float(w[t[valid]].sum(dtype=np.float64)) if weighted else float(valid.sum())
+    return loss.sum() / denom
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index: int = -100,
@@ -480,16 +517,16 @@ def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=Non
     classes = x.shape[cdim]
     t = _checked_targets("multi_margin_loss", target, classes, -(1 << 62))
     x2 = x.reshape(1, classes) if cdim == 0 else x
-    idx = _wrap(t.reshape(-1, 1), dtypes.int64)
+    idx = like(t.reshape(-1, 1), x, dtypes.int64)
     z = (x2 - x2.gather(1, idx) + margin).relu()
     if p == 2:
         z = z * z
     if weight is not None:
         w = _class_weight("multi_margin_loss", weight, classes, x.dtype)
-        z = z * _wrap(w[t].reshape(-1, 1), x.dtype)
+        z = z * like(w[t].reshape(-1, 1), x, x.dtype)
     others = np.ones((t.shape[0], classes), x.dtype.np)
     others[np.arange(t.shape[0]), t] = 0
-    loss = (z * _wrap(others, x.dtype)).sum(1) / classes
+    loss = (z * like(others, x, x.dtype)).sum(1) / classes
     if cdim == 0:
         loss = loss.reshape(())
     return _reduce(loss, reduction)
@@ -614,7 +651,7 @@ def one_hot(tensor, num_classes: int = -1) -> Tensor:
     if t.dtype is not dtypes.int64:
         raise RuntimeError(f"one_hot is only applicable to index tensor of type LongTensor "
                            f"(got {describe(t)})")
-    a = t._data
+    a = host_array(t)
     if num_classes == -1:
         if a.size == 0:
             raise RuntimeError("one_hot: Can not infer total number of classes from empty tensor.")
@@ -626,7 +663,7 @@ def one_hot(tensor, num_classes: int = -1) -> Tensor:
                            f"({num_classes}), got {int(a.max())}.")
     out = np.zeros(a.shape + (num_classes,), np.int64)
     np.put_along_axis(out, a[..., None], 1, axis=-1)
-    return _wrap(out, dtypes.int64)
+    return like(out, t, dtypes.int64)
 
 
 # --- CTC ----------------------------------------------------------------------------------------
@@ -637,16 +674,16 @@ class _CTC(Function):
 
     @staticmethod
     def forward(ctx, log_probs, targets, input_lengths, target_lengths, blank):
-        lp = log_probs._data.astype(np.float64)
+        lp = host_array(log_probs).astype(np.float64)
         labels = _extended_labels(targets, target_lengths, blank)
         nll, grad = _ctc_numpy(lp, labels, input_lengths, target_lengths)
         ctx.grad = grad
-        return _wrap(nll.astype(log_probs.dtype.np), log_probs.dtype)
+        return like(nll, log_probs, log_probs.dtype)
 
     @staticmethod
     def backward(ctx, g):
-        grad = ctx.grad * g._data.astype(np.float64)[None, :, None]
-        return _wrap(grad.astype(g.dtype.np), g.dtype), None, None, None, None
+        grad = ctx.grad * host_array(g).astype(np.float64)[None, :, None]
+        return like(grad, g, g.dtype), None, None, None, None
 
 
 def _extended_labels(targets: np.ndarray, target_lengths: np.ndarray, blank: int) -> np.ndarray:
@@ -740,10 +777,10 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank: int = 0,
     if lp.ndim != 3:
         raise RuntimeError(f"ctc_loss: log_probs must be (T, N, C) or (T, C) (got {describe(lp)})")
     T, N, C = lp.shape
-    tg = np.asarray(targets._data if isinstance(targets, Tensor) else targets, np.int64)
-    il = np.asarray(input_lengths._data if isinstance(input_lengths, Tensor) else input_lengths,
-                    np.int64).reshape(-1)
-    tl = np.asarray(target_lengths._data if isinstance(target_lengths, Tensor)
+    tg = np.asarray(host_array(targets) if isinstance(targets, Tensor) else targets, np.int64)
+    il = np.asarray(host_array(input_lengths) if isinstance(input_lengths, Tensor)
+                    else input_lengths, np.int64).reshape(-1)
+    tl = np.asarray(host_array(target_lengths) if isinstance(target_lengths, Tensor)
                     else target_lengths, np.int64).reshape(-1)
     if unbatched and tg.ndim == 1 and tl.shape[0] == 1 and tg.shape[0] != tl[0]:
         tg = tg[None]
@@ -770,6 +807,6 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank: int = 0,
     if unbatched:
         loss = loss.reshape(())
     if reduction == "mean":
-        lengths = _wrap(np.maximum(tl, 1).astype(lp.dtype.np).reshape(loss.shape), lp.dtype)
+        lengths = like(np.maximum(tl, 1).reshape(loss.shape), lp, lp.dtype)
         return (loss / lengths).mean()
     return _reduce(loss, reduction)

@@ -27,6 +27,7 @@ from ...errors import describe
 from ...kernels import cpu
 from ...random import rand
 from ...tensor import Tensor, _wrap
+from ._placement import host_array, like
 
 __all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d", "embedding", "pixel_shuffle",
            "pixel_unshuffle", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear"]
@@ -41,6 +42,9 @@ def _check_p(p: float) -> None:
 
 def _masked(input: Tensor, p: float, mask_shape: tuple, inplace: bool) -> Tensor:
     """``input * keep / (1 - p)`` with ``keep ~ Bernoulli(1 - p)`` drawn in ``mask_shape``."""
+    if input.is_cuda:
+        mask = dropout_mask_composite(input, p, mask_shape)
+        return input.mul_(mask) if inplace else input * mask
     cdt = input.dtype.compute
     if p == 1.0:
         scaled = np.zeros(mask_shape, dtype=input.dtype.np)
@@ -49,6 +53,15 @@ def _masked(input: Tensor, p: float, mask_shape: tuple, inplace: bool) -> Tensor
         scaled = keep.astype(input.dtype.np) * input.dtype.np.type(1.0 / (1.0 - p))
     mask = _wrap(scaled, input.dtype)
     return input.mul_(mask) if inplace else input * mask
+
+
+def dropout_mask_composite(input: Tensor, p: float, mask_shape: tuple) -> Tensor:
+    """``keep / (1 - p)`` in ``input``'s dtype and on its device, ``keep ~ Bernoulli(1 - p)``
+    drawn from the default generator in ``mask_shape`` (the CPU path draws the same numbers)."""
+    if p == 1.0:
+        return zeros(mask_shape, dtype=input.dtype, device=input.device)
+    keep = rand(*mask_shape, dtype=input.dtype.compute, device=input.device) < (1.0 - p)
+    return keep.to(input.dtype) * float(input.dtype.np.type(1.0 / (1.0 - p)))
 
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
@@ -128,12 +141,13 @@ class EmbeddingBackward0(Node):
         idx, keep, counts = self.idx, self.keep, self.counts
         g2 = g.reshape(-1, self.table_shape[1])
         if keep is not None:  # drop the rows looked up at padding_idx
-            g2 = g2.index_select(0, _wrap(keep, dtypes.int64))
+            g2 = g2.index_select(0, like(keep, g, dtypes.int64))
         if counts is not None:  # scale_grad_by_freq: divide by how often each row was used
-            g2 = g2 / _wrap(counts.astype(g2.dtype.np).reshape(-1, 1), g2.dtype)
-        if grad_mode.GRAD_ENABLED[0]:  # create_graph: build the gradient from recorded ops
-            grad = zeros(self.table_shape, dtype=g.dtype)
-            return (grad.index_add(0, _wrap(idx, dtypes.int64), g2),)
+            g2 = g2 / like(counts.reshape(-1, 1), g, g2.dtype)
+        if grad_mode.GRAD_ENABLED[0] or g.is_cuda:
+            # a scatter-add of ops: differentiable (create_graph) and on any device
+            grad = zeros(self.table_shape, dtype=g.dtype, device=g.device)
+            return (grad.index_add(0, like(idx, g, dtypes.int64), g2),)
         # scatter-add straight into a fresh zero table (no copy of the table, no graph)
         cdt = g2.dtype.compute.np
         table = np.zeros(self.table_shape, dtype=cdt)
@@ -147,12 +161,17 @@ def _renorm_rows(weight: Tensor, idx: np.ndarray, max_norm: float, norm_type: fl
     """Scale the looked-up rows whose ``norm_type``-norm exceeds ``max_norm`` down to it, in
     place (as PyTorch's ``embedding_renorm_``: this modifies ``weight`` outside autograd)."""
     rows = np.unique(idx)
-    w = weight._data
+    w = host_array(weight)
     norms = np.linalg.norm(w[rows].astype(np.float64), ord=norm_type, axis=1)
     big = norms > max_norm
     if big.any():
         scale = max_norm / (norms[big] + 1e-7)
-        w[rows[big]] = (w[rows[big]] * scale[:, None]).astype(w.dtype)
+        new_rows = (w[rows[big]] * scale[:, None]).astype(w.dtype)
+        if weight.is_cuda:  # the few changed rows go back to the device
+            with grad_mode.no_grad():
+                weight[like(rows[big], weight)] = like(new_rows, weight)
+            return
+        w[rows[big]] = new_rows
         weight._vc[0] += 1
 
 
@@ -184,15 +203,19 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
             raise ValueError(f"embedding(): Padding_idx must be within num_embeddings "
                              f"(got padding_idx={padding_idx}, num_embeddings={num})")
         padding_idx = padding_idx + num if padding_idx < 0 else padding_idx
-    idx = np.ascontiguousarray(input._data, dtype=np.int64).reshape(-1)
+    idx = np.ascontiguousarray(host_array(input), dtype=np.int64).reshape(-1)
     if idx.size and (idx.min() < 0 or idx.max() >= num):
         bad = int(idx[(idx < 0) | (idx >= num)][0])
         raise IndexError(f"embedding(): index out of range in self: index {bad} is not in "
                          f"[0, {num}) for weight {describe(weight)}")
     if max_norm is not None:
         _renorm_rows(weight, idx, max_norm, norm_type)
-    out = _wrap(np.take(weight._data, idx, axis=0).reshape(tuple(input.shape) + (dim,)),
-                weight.dtype)
+    if weight.is_cuda:  # a gather of rows; the node below gives the gradient
+        with grad_mode.no_grad():
+            out = weight.index_select(0, like(idx, weight)).reshape(tuple(input.shape) + (dim,))
+    else:
+        out = _wrap(np.take(weight._data, idx, axis=0).reshape(tuple(input.shape) + (dim,)),
+                    weight.dtype)
     if grad_mode.GRAD_ENABLED[0] and weight._requires_grad:
         node = EmbeddingBackward0()
         node.table_shape = (num, dim)
@@ -363,14 +386,14 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
             if n_out == n_in and scale in (None, 1.0):
                 continue
             idx = _nearest_index(n_in, n_out, scale, mode == "nearest-exact")
-            x = x.index_select(axis, _wrap(idx, dtypes.int64))
+            x = x.index_select(axis, like(idx, x, dtypes.int64))
             continue
         i0, i1, lam = _linear_weights(n_in, n_out, scale, bool(align_corners), ft)
         view = [1] * x.ndim
         view[axis] = n_out
-        lam_t = _wrap(lam.astype(x.dtype.np).reshape(view), x.dtype)
-        left = x.index_select(axis, _wrap(i0, dtypes.int64))
-        right = x.index_select(axis, _wrap(i1, dtypes.int64))
+        lam_t = like(lam.reshape(view), x, x.dtype)
+        left = x.index_select(axis, like(i0, x, dtypes.int64))
+        right = x.index_select(axis, like(i1, x, dtypes.int64))
         x = left + (right - left) * lam_t
     return x if x is not input else input.clone()
 

@@ -4,7 +4,9 @@ Batch norm and layer norm run one fused generated kernel forward (statistics and
 and one backward (``grad_input``, ``grad_weight`` and ``grad_bias`` together), recorded as a single
 autograd node. When a backward pass itself records a graph (``create_graph=True``), the node builds
 its gradient from ordinary dynagrad ops instead, so double backward works. Group norm and instance
-norm reuse those kernels on reshaped views; RMS norm is a short composition of ops.
+norm reuse those kernels on reshaped views; RMS norm is a short composition of ops. On CUDA,
+``batch_norm_composite`` and ``layer_norm_composite`` compute the same from reductions and
+elementwise ops (autograd gives the gradients).
 
 Example:
     >>> import dynagrad as dg
@@ -22,10 +24,12 @@ import numpy as np
 
 from ...autograd import grad_mode
 from ...autograd.function import Node, record
+from ...dtypes import float64
 from ...errors import describe
 from ...kernels import cache
 from ...kernels import nn_norm as templates
 from ...tensor import Tensor, _wrap
+from ._placement import any_cuda
 
 __all__ = ["batch_norm", "layer_norm", "group_norm", "instance_norm", "rms_norm"]
 
@@ -135,6 +139,15 @@ def _check_channels(op: str, name: str, t: Tensor | None, C: int) -> None:
                            f"(got {name}={describe(t)})")
 
 
+def _blend_running(buf: Tensor, batch_value: Tensor, momentum: float) -> None:
+    """``buf = (1 - momentum) * buf + momentum * batch_value`` in place, in float64, from a
+    tensor on ``buf``'s device (no graph; the in-place copy bumps ``buf``'s version)."""
+    with grad_mode.no_grad():
+        new = buf.to(float64) * (1.0 - momentum) + batch_value.reshape(buf.shape).to(float64) \
+            * momentum
+        buf.copy_(new.to(buf.dtype))
+
+
 def _update_running(buf: Tensor, batch_value: np.ndarray, momentum: float) -> None:
     """``buf = (1 - momentum) * buf + momentum * batch_value`` in place (a version bump)."""
     new = (1.0 - momentum) * buf._data.astype(np.float64) + momentum * batch_value
@@ -172,6 +185,9 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     if training and N * L <= 1:
         raise ValueError(f"Expected more than 1 value per channel when training, got input size "
                          f"{list(shape)}")
+    if any_cuda(input, running_mean, running_var, weight, bias):
+        return batch_norm_composite(input, running_mean, running_var, weight, bias, training,
+                                    momentum, eps)
     x3 = input.reshape(N, C, L)
     cdt = input.dtype.compute
     xa = np.ascontiguousarray(x3._data, dtype=cdt.np)
@@ -194,6 +210,57 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     return out.reshape(shape)
 
 
+def _affine(y: Tensor, weight, bias, shape: tuple) -> Tensor:
+    """``y * weight + bias`` with the parameters (in ``y``'s dtype) viewed as ``shape``."""
+    if weight is not None:
+        y = y * weight.reshape(shape).to(y.dtype)
+    if bias is not None:
+        y = y + bias.reshape(shape).to(y.dtype)
+    return y
+
+
+def _normalize(x: Tensor, dims, eps: float) -> tuple:
+    """``((x - mean) / sqrt(var + eps), mean, var)`` over ``dims`` (biased variance, kept dims)."""
+    mean = x.mean(dims, keepdim=True)
+    d = x - mean
+    var = (d * d).mean(dims, keepdim=True)
+    return d * (var + eps).rsqrt(), mean, var
+
+
+def batch_norm_composite(input: Tensor, running_mean, running_var, weight, bias,
+                         training: bool, momentum: float, eps: float) -> Tensor:
+    """``batch_norm`` from reductions and elementwise ops (any device; checked arguments).
+
+    Training normalises by the batch statistics and blends them into the running ones in place
+    (the variance with Bessel's correction); evaluation normalises by the running statistics.
+    """
+    shape = tuple(input.shape)
+    C = shape[1]
+    cdt = input.dtype.compute
+    x = input if input.dtype is cdt else input.to(cdt)
+    bshape = (1, C) + (1,) * (len(shape) - 2)
+    if training:
+        dims = (0,) + tuple(range(2, len(shape)))
+        y, mean, var = _normalize(x, dims, eps)
+        count = input.numel() // C
+        if running_mean is not None:
+            _blend_running(running_mean, mean.detach(), momentum)
+        if running_var is not None:
+            _blend_running(running_var, var.detach() * (count / (count - 1)), momentum)
+    else:
+        y = (x - running_mean.reshape(bshape).to(cdt)) * \
+            (running_var.reshape(bshape).to(cdt) + eps).rsqrt()
+    return _affine(y, weight, bias, bshape).to(input.dtype)
+
+
+def layer_norm_composite(x2: Tensor, weight, bias, eps: float) -> Tensor:
+    """Layer norm of each row of the 2-D ``x2`` from reductions and elementwise ops (any
+    device); ``weight``/``bias`` have one entry per column."""
+    cdt = x2.dtype.compute
+    y = _normalize(x2 if x2.dtype is cdt else x2.to(cdt), (1,), eps)[0]
+    return _affine(y, weight, bias, (1, -1)).to(x2.dtype)
+
+
 # --- layer norm ---------------------------------------------------------------------------
 
 class NativeLayerNormBackward0(Node):
@@ -208,6 +275,8 @@ class NativeLayerNormBackward0(Node):
 
 def _layer_norm_rows(x2: Tensor, weight, bias, eps: float) -> Tensor:
     """Layer norm of each row of the 2-D tensor ``x2``; ``weight``/``bias`` have ``K`` entries."""
+    if any_cuda(x2, weight, bias):
+        return layer_norm_composite(x2, weight, bias, eps)
     M, K = x2._data.shape
     cdt = x2.dtype.compute
     xa = np.ascontiguousarray(x2._data, dtype=cdt.np)
@@ -320,10 +389,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
     if use_input_stats and math.prod(shape[2:]) <= 1:
         raise ValueError(f"Expected more than 1 spatial element when training, got input size "
                          f"{list(shape)}")
-    rm = None if running_mean is None else _wrap(np.tile(running_mean._data.reshape(C), N),
-                                                 running_mean.dtype)
-    rv = None if running_var is None else _wrap(np.tile(running_var._data.reshape(C), N),
-                                                running_var.dtype)
+    rm, rv = (None if buf is None else _tiled(buf, C, N) for buf in (running_mean, running_var))
     w = None if weight is None else weight.repeat(N)
     b = None if bias is None else bias.repeat(N)
     y = batch_norm(input.reshape((1, N * C) + shape[2:]), rm, rv, w, b, use_input_stats,
@@ -331,9 +397,21 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
     # the running statistics are the batch average of the per-sample updates (as PyTorch)
     for buf, rep in ((running_mean, rm), (running_var, rv)):
         if buf is not None and use_input_stats:
+            if buf.is_cuda:
+                with grad_mode.no_grad():
+                    buf.copy_(rep.reshape(N, C).mean(0).reshape(buf.shape))
+                continue
             buf._data[...] = rep._data.reshape(N, C).mean(0).reshape(buf._data.shape)
             buf._vc[0] += 1
     return y.reshape(shape)
+
+
+def _tiled(buf: Tensor, C: int, N: int) -> Tensor:
+    """A new tensor holding the ``C`` values of ``buf`` repeated ``N`` times."""
+    if buf.is_cuda:
+        with grad_mode.no_grad():
+            return buf.reshape(C).repeat(N)
+    return _wrap(np.tile(buf._data.reshape(C), N), buf.dtype)
 
 
 def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,

@@ -5,7 +5,8 @@ taps and the tap step, computed here in NumPy; the generated kernels
 (``dynagrad/kernels/nn_conv.py``) then loop over ``(N * C, H, W)`` planes. 1-D pooling is 2-D
 pooling with ``H == 1``. Max pooling records the flat index ``h * W + w`` of each maximum (returned
 with ``return_indices=True``, as PyTorch) and its backward scatters the gradient to those indices.
-Double backward is not supported and raises.
+Double backward is not supported and raises. CUDA tensors take ``max_pool_composite`` and
+``avg_pool_composite`` (``conv_composite.py``): the same windows gathered with ops.
 
 Example:
     >>> import dynagrad as dg
@@ -23,6 +24,7 @@ from ...dtypes import int64
 from ...errors import describe
 from ...tensor import Tensor, _wrap
 from .conv import _float_array, _kernel, _no_double_backward, _tuple
+from .conv_composite import avg_pool_composite, clamped_taps, max_pool_composite
 
 __all__ = ["max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
            "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d"]
@@ -66,7 +68,8 @@ def _adaptive_windows(n: int, o: int):
 
 
 def _planes(op: str, x, nsp: int):
-    """``x`` as a C-contiguous ``(B, H, W)`` array plus the leading shape ``(N, C)`` or ``(C,)``."""
+    """``x`` as a C-contiguous ``(B, H, W)`` array (a ``(B, H, W)`` tensor for a CUDA ``x``) plus
+    the leading shape ``(N, C)`` or ``(C,)``."""
     _float_array(x, op, "input")
     if x.ndim not in (nsp + 1, nsp + 2):
         raise RuntimeError(f"{op}: Expected {nsp + 1}D or {nsp + 2}D (batch mode) tensor for "
@@ -78,6 +81,8 @@ def _planes(op: str, x, nsp: int):
                            f"but got {describe(x)}")
     h, w = (1,) + spatial if nsp == 1 else spatial
     b = int(np.prod(lead))
+    if x.is_cuda:
+        return x.reshape(b, h, w), lead
     return np.ascontiguousarray(x._data).reshape(b, h, w), lead
 
 
@@ -132,6 +137,10 @@ _MAX_NODES = {op: type(name, (MaxPoolBackward,), {}) for op, name in (
 
 def _max_pool(op: str, x, hs, hk, ws, wk, dh: int, dw: int, planes, lead, out_sp,
               return_indices: bool):
+    if x.is_cuda:
+        res, idx = max_pool_composite(planes, clamped_taps(hs, hk, dh), clamped_taps(ws, wk, dw))
+        res = res.reshape(lead + out_sp)
+        return (res, idx.reshape(lead + out_sp)) if return_indices else res
     b = planes.shape[0]
     out = np.empty((b, hs.shape[0], ws.shape[0]), planes.dtype)
     idx = np.empty(out.shape, np.int64)
@@ -209,6 +218,9 @@ _AVG_NODES = {op: type(name, (AvgPoolBackward,), {}) for op, name in (
 
 def _avg_pool(op: str, x, windows, planes, lead, out_sp) -> Tensor:
     hs, hk, ws, wk, scale = windows
+    if x.is_cuda:
+        return avg_pool_composite(planes, clamped_taps(hs, hk), hk, clamped_taps(ws, wk), wk,
+                                  scale).reshape(lead + out_sp)
     out = np.empty((planes.shape[0], hs.shape[0], ws.shape[0]), planes.dtype)
     _kernel("avg_pool", planes.dtype.name)(planes, hs, hk, ws, wk, scale, out)
     res = _wrap(out.reshape(lead + out_sp), x.dtype)

@@ -6,6 +6,7 @@ the input by ``W_ih`` for all time steps at once (one BLAS call), then loops ove
 (``dynagrad/kernels/nn_rnn.py``). Its backward runs the mirror loop, and the weight and input
 gradients are again one BLAS call each over all steps. Gate layouts and parameter shapes are
 PyTorch's (LSTM ``i f g o``, GRU ``r z n``). This node has no double backward (as cuDNN's RNN).
+CUDA tensors run ``recurrent_composite`` (the same steps as ops) instead.
 
 Example:
     >>> import dynagrad as dg
@@ -25,6 +26,8 @@ from ...errors import describe
 from ...kernels import nn_rnn
 from ...kernels.cache import _memory, lookup
 from ...tensor import Tensor, _wrap
+from ._placement import any_cuda
+from .rnn_composite import recurrent_composite
 
 __all__ = ["rnn_tanh_cell", "rnn_relu_cell", "lstm_cell", "gru_cell"]
 
@@ -178,7 +181,10 @@ def check_dtypes(op: str, tensors: dict) -> None:
 
 
 def recurrent(mode: str, x: Tensor, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse: bool) -> tuple:
-    """One direction of one layer on a checked (T, B, I) input; see ``_Recurrent``."""
+    """One direction of one layer on a checked (T, B, I) input; see ``_Recurrent`` (CUDA
+    tensors: ``recurrent_composite``)."""
+    if any_cuda(x, h0, c0, w_ih, w_hh, b_ih, b_hh):
+        return recurrent_composite(mode, x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse)
     return _Recurrent.apply(mode, x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse)
 
 

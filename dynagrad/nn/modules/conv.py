@@ -14,7 +14,6 @@ Example:
 from __future__ import annotations
 
 from ...creation import empty
-from ...device import as_device
 from ...ops.movement import pad
 from ...tensor import Tensor
 from .. import init
@@ -43,7 +42,6 @@ class _ConvNd(Module):
                  dilation=1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
                  device=None, dtype=None, output_padding=0):
         super().__init__()
-        as_device(device)
         name, n = type(self).__name__, self._nsp
         if groups <= 0:
             raise ValueError(f"{name}: groups must be a positive integer (got {groups})")
@@ -87,9 +85,9 @@ class _ConvNd(Module):
                                                      for _ in range(2)]
         shape = ((in_channels, out_channels // groups) if self._transposed
                  else (out_channels, in_channels // groups)) + self.kernel_size
-        self.weight = Parameter(empty(*shape, dtype=dtype))
+        self.weight = Parameter(empty(*shape, dtype=dtype, device=device))
         if bias:
-            self.bias = Parameter(empty(out_channels, dtype=dtype))
+            self.bias = Parameter(empty(out_channels, dtype=dtype, device=device))
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()

@@ -49,7 +49,8 @@ class Embedding(Module):
         self.scale_grad_by_freq = scale_grad_by_freq
         self.sparse = sparse
         if _weight is None:
-            self.weight = Parameter(empty(num_embeddings, embedding_dim, dtype=dtype),
+            self.weight = Parameter(empty(num_embeddings, embedding_dim, dtype=dtype,
+                                          device=device),
                                     requires_grad=not _freeze)
             self.reset_parameters()
         else:

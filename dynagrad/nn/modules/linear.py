@@ -15,7 +15,6 @@ from __future__ import annotations
 import math
 
 from ...creation import empty
-from ...device import as_device
 from ...tensor import Tensor
 from .. import init
 from ..functional.linear import bilinear, linear
@@ -45,12 +44,11 @@ class Linear(Module):
     def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None,
                  dtype=None):
         super().__init__()
-        as_device(device)
         self.in_features = in_features
         self.out_features = out_features
-        self.weight = Parameter(empty(out_features, in_features, dtype=dtype))
+        self.weight = Parameter(empty(out_features, in_features, dtype=dtype, device=device))
         if bias:
-            self.bias = Parameter(empty(out_features, dtype=dtype))
+            self.bias = Parameter(empty(out_features, dtype=dtype, device=device))
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()
@@ -73,13 +71,13 @@ class Bilinear(Module):
     def __init__(self, in1_features: int, in2_features: int, out_features: int,
                  bias: bool = True, device=None, dtype=None):
         super().__init__()
-        as_device(device)
         self.in1_features = in1_features
         self.in2_features = in2_features
         self.out_features = out_features
-        self.weight = Parameter(empty(out_features, in1_features, in2_features, dtype=dtype))
+        self.weight = Parameter(empty(out_features, in1_features, in2_features, dtype=dtype,
+                                          device=device))
         if bias:
-            self.bias = Parameter(empty(out_features, dtype=dtype))
+            self.bias = Parameter(empty(out_features, dtype=dtype, device=device))
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()

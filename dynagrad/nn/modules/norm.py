@@ -24,13 +24,14 @@ __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm"
            "InstanceNorm1d", "InstanceNorm2d", "RMSNorm"]
 
 
-def _register_affine(module: Module, shape, affine: bool, bias: bool, dtype) -> None:
+def _register_affine(module: Module, shape, affine: bool, bias: bool, dtype,
+                     device=None) -> None:
     """Give ``module`` an uninitialised ``weight`` and ``bias`` of ``shape``; ``None`` in their
     place where ``affine`` (or, for the bias alone, ``bias``) is off."""
     if affine:
-        module.weight = Parameter(empty(shape, dtype=dtype))
+        module.weight = Parameter(empty(shape, dtype=dtype, device=device))
         if bias:
-            module.bias = Parameter(empty(shape, dtype=dtype))
+            module.bias = Parameter(empty(shape, dtype=dtype, device=device))
         else:
             module.register_parameter("bias", None)
     else:
@@ -60,11 +61,12 @@ class _NormBase(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        _register_affine(self, num_features, affine, bias, dtype)
+        _register_affine(self, num_features, affine, bias, dtype, device)
         if track_running_stats:
-            self.register_buffer("running_mean", zeros(num_features, dtype=dtype))
-            self.register_buffer("running_var", ones(num_features, dtype=dtype))
-            self.register_buffer("num_batches_tracked", tensor(0, dtype=dtypes.int64))
+            self.register_buffer("running_mean", zeros(num_features, dtype=dtype, device=device))
+            self.register_buffer("running_var", ones(num_features, dtype=dtype, device=device))
+            self.register_buffer("num_batches_tracked",
+                                 tensor(0, dtype=dtypes.int64, device=device))
         else:
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)
@@ -219,7 +221,7 @@ class LayerNorm(Module):
         self.normalized_shape = F._normalized_shape(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        _register_affine(self, self.normalized_shape, elementwise_affine, bias, dtype)
+        _register_affine(self, self.normalized_shape, elementwise_affine, bias, dtype, device)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -252,7 +254,7 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        _register_affine(self, num_channels, affine, bias, dtype)
+        _register_affine(self, num_channels, affine, bias, dtype, device)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -283,7 +285,7 @@ class RMSNorm(Module):
         self.eps = eps
         self.elementwise_affine = elementwise_affine
         if elementwise_affine:
-            self.weight = Parameter(empty(self.normalized_shape, dtype=dtype))
+            self.weight = Parameter(empty(self.normalized_shape, dtype=dtype, device=device))
         else:
             self.register_parameter("weight", None)
         self.reset_parameters()

@@ -28,10 +28,10 @@ __all__ = ["TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderL
            "TransformerDecoder", "generate_square_subsequent_mask"]
 
 
-def generate_square_subsequent_mask(sz: int, dtype=None) -> Tensor:
+def generate_square_subsequent_mask(sz: int, device=None, dtype=None) -> Tensor:
     """A float ``(sz, sz)`` causal mask: 0 on and below the diagonal, -inf above (as
     ``torch.nn.Transformer.generate_square_subsequent_mask``)."""
-    return creation.full((sz, sz), float("-inf"), dtype=dtype).triu(1)
+    return creation.full((sz, sz), float("-inf"), dtype=dtype, device=device).triu(1)
 
 
 def _activation(activation) -> Callable:
