@@ -51,12 +51,13 @@ _VIEW_FUNCTIONS = {np.swapaxes, np.transpose, np.broadcast_to, np.squeeze, np.ex
 class DeviceArray:
     """``shape``/``strides`` (bytes)/``dtype`` over a ``cuda_memory.Block``, like an ndarray."""
 
-    __slots__ = ("_geo", "block", "_fresh", "__weakref__")
+    __slots__ = ("_geo", "block", "_fresh", "_kernel_view", "__weakref__")
 
     def __init__(self, block, geo: np.ndarray, fresh: bool = False):
         self.block = block
         self._geo = geo
         self._fresh = fresh  # made by empty(): the only array on its block, as NumPy's base=None
+        self._kernel_view = None  # the numba device array, made on the first launch
 
     # --- creation ------------------------------------------------------------------------
     @classmethod
@@ -85,6 +86,7 @@ class DeviceArray:
         """``arr.shape = s`` reshapes in place as NumPy does: AttributeError if it needs a copy."""
         try:
             self._geo = np.reshape(self._geo, shape, copy=False)
+            self._kernel_view = None
         except ValueError:
             raise AttributeError("incompatible shape for in-place modification; use reshape() "
                                  "to make a copy") from None
@@ -108,8 +110,14 @@ class DeviceArray:
         return self.block.ptr + self.offset
 
     def kernel_view(self):
-        """The numba device array a kernel launch takes (same memory, shape and strides)."""
-        return self.block.array(self._geo.shape, self._geo.strides, self._geo.dtype, self.offset)
+        """The numba device array a kernel launch takes (same memory, shape and strides); made
+        once per DeviceArray, since building one costs microseconds on every launch."""
+        view = self._kernel_view
+        if view is None:
+            geo = self._geo
+            view = self._kernel_view = self.block.array(geo.shape, geo.strides, geo.dtype,
+                                                        self.offset)
+        return view
 
     def __len__(self) -> int:
         return len(self._geo)
