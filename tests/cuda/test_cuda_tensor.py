@@ -190,3 +190,17 @@ def test_without_cuda_every_device_request_fails_clearly(tmp_path):
     assert lines[0] == "False" and len(lines) == 8
     for line in lines[1:]:
         assert line.startswith("ERR") and "CUDA is not available" in line, line
+
+
+def test_deterministic_algorithms_give_the_cpu_order_bit_for_bit(cuda):
+    rng = np.random.default_rng(3)
+    src = rng.normal(size=(40, 3)).astype(np.float32)
+    index = rng.integers(0, 2, size=40)  # many repeats: the summation order matters
+    want = dg.zeros(2, 3).index_add(0, dg.tensor(index), dg.tensor(src))
+    dg.use_deterministic_algorithms(True)
+    try:
+        got = dg.zeros(2, 3, device=cuda).index_add(0, dg.tensor(index, device=cuda),
+                                                   dg.tensor(src, device=cuda))
+    finally:
+        dg.use_deterministic_algorithms(False)
+    np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())
