@@ -104,6 +104,16 @@ def _launch_1d(n: int) -> tuple:
     return max(1, min(-(-n // threads), _rt["blocks"])), threads
 
 
+def launch_flat(key: tuple, build, n: int, *args) -> None:
+    """Run a generated grid-stride kernel over ``n`` items: ``build()`` gives its
+    ``(source, name, signature, description)`` on the first call (e.g. an optimizer update from
+    ``fused_update.update_kernel(..., target="cuda")``)."""
+    _runtime()
+    if n:
+        kernel = _kernel(key, build)
+        kernel[_launch_1d(n)](*args)
+
+
 def _block_size() -> int:
     return SIM_THREADS if _rt["sim"] else THREADS
 
@@ -533,6 +543,41 @@ def index_add3(out3, index, src3, deterministic: bool = True) -> None:
                      lambda: templates.index_add(t, atomic))
     O, K, I = src3.shape
     kernel[_launch_1d(O * K * I if atomic else O * I)](out3, index, src3)
+
+
+def sort_axis(x, dim: int, descending: bool, out) -> None:
+    """The stable sort permutation of ``x`` along ``dim`` into ``out`` (int64): ``x``'s shape, or
+    with ``dim`` cut to its first K positions (the K first of the order, for topk).
+
+    Ascending puts NaN last, descending first; equal values keep their original order either
+    way (NumPy's stable argsort, and the CPU's descending order). A rank kernel: O(R^2) per line
+    of length R - meant for lines up to a few thousand. ``x`` may be any numeric dtype but bool
+    (view it as uint8).
+    """
+    _runtime()
+    if x.ndim == 0:
+        raise ValueError(f"sort_axis: expected an array with at least one dimension, got "
+                         f"{_describe(x)}")
+    dim = _axis("sort_axis", x, dim)
+    if out.ndim != x.ndim or out.shape[dim] > x.shape[dim] or any(
+            a != b for d, (a, b) in enumerate(zip(out.shape, x.shape)) if d != dim):
+        raise ValueError(f"sort_axis: out {_describe(out)} should have the shape of input "
+                         f"{_describe(x)} with at most {x.shape[dim]} entries along dim {dim}")
+    if _tname(out.dtype) != "int64":
+        raise TypeError(f"sort_axis: out must be int64, got {_describe(out)}")
+    t = _tname(x.dtype)
+    if t == "bool":
+        raise TypeError(f"sort_axis: cannot compare bool values in a kernel; pass input "
+                        f"{_describe(x)} viewed as uint8")
+    if out.size == 0:
+        return
+    x3 = _input3(x, dim)
+    out3, staged = _output3(out, dim, keep_axis=True)
+    key = ("cuda", _rt["arch"], "sort_rank", t, bool(descending))
+    kernel = _kernel(key, lambda: templates.sort_rank(t, bool(descending)))
+    kernel[_launch_1d(x3.shape[0] * x3.shape[1] * x3.shape[2])](x3, out3)
+    if staged is not None:
+        copy(staged, out)
 
 
 # --- matmul ------------------------------------------------------------------------------------

@@ -384,3 +384,35 @@ def matmul(dtype: str, tile: int) -> tuple:
     sig = (_arr(dtype, 3), _arr(dtype, 3), _arr(dtype, 3), _nb(acc))
     what = f"cuda matmul {dtype} tile={tile}"
     return _source(["a", "b", "out", "alpha"], body), "kernel", sig, what
+
+
+# --- sorting -------------------------------------------------------------------------------
+
+def sort_rank(dtype: str, descending: bool) -> tuple:
+    """The stable sort permutation of each line along the middle axis of ``x`` (O, R, I):
+    ``out[o, rank(r), i] = r`` for every ``rank(r) < K`` (``out`` is (O, K, I): K = R sorts,
+    a smaller K keeps the first K - topk).
+
+    One thread per element counts the elements of its line that come before it: those with a
+    smaller index unless they are strictly after it, those with a larger index only if strictly
+    before it - so equal values keep their original order. "Before" is ``<`` (``>`` when
+    ``descending``) with NaN as the largest value. O(R^2) work per line (fine for lines up to a
+    few thousand); the ranks of a line are a permutation, so every write has its own slot.
+    """
+    # _lt(p, q): p strictly before q in the sort order (NaN largest, as PyTorch and NumPy)
+    if descending:
+        lt = "({p} > {q} or ({p} != {p} and {q} == {q}))"
+    else:
+        lt = "({p} < {q} or ({q} != {q} and {p} == {p}))"
+    load = _load("x[_o, _j, _i]", dtype)
+    body = ["_O, _R, _I = x.shape", "_K = out.shape[1]", _grid_loop("_m", "_O * _R * _I"),
+            *_decode3("_m", "_o", "_r", "_i", "_R", "_I"),
+            f"    a = {_load('x[_o, _r, _i]', dtype)}", "    _rank = 0",
+            "    for _j in range(_r):", f"        b = {load}",
+            f"        if not {lt.format(p='a', q='b')}:", "            _rank += 1",
+            "    for _j in range(_r + 1, _R):", f"        b = {load}",
+            f"        if {lt.format(p='b', q='a')}:", "            _rank += 1",
+            "    if _rank < _K:", "        out[_o, _rank, _i] = _r"]
+    sig = (_arr(dtype, 3), _arr("int64", 3))
+    what = f"cuda sort_rank {dtype}{' descending' if descending else ''}"
+    return _source(["x", "out"], body), "kernel", sig, what

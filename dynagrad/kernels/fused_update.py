@@ -137,15 +137,23 @@ _FAMILIES = {"sgd": _sgd, "adam": _adam, "rmsprop": _rmsprop, "adagrad": _adagra
 _FLAGS = ("first", "rectify", "mu_one")  # scalar arguments that are booleans, not numbers
 
 
-def update_kernel(family: str, dtype: str, *options: bool) -> tuple:
+def update_kernel(family: str, dtype: str, *options: bool, target: str = "cpu") -> tuple:
     """``(source, "kernel", signature, description)`` for one optimizer family, dtype and
-    options."""
+    options. ``target="cuda"`` wraps the same loop body in a grid-stride ``cuda.jit`` kernel."""
     buffers, scalars, body = _FAMILIES[family](*options)
     scalar_t = getattr(types, NUMBA_TYPE[dtype])
+    on_gpu = target == "cuda"
     arr = types.Array(scalar_t, 1, "C")
-    signature = ((arr, types.Array(scalar_t, 1, "C", readonly=True)) + (arr,) * len(buffers)
+    signature = ((arr, types.Array(scalar_t, 1, "C", readonly=not on_gpu)) + (arr,) * len(buffers)
                  + tuple(types.boolean if s in _FLAGS else scalar_t for s in scalars))
     loop = "\n".join("        " + line for line in body)
-    src = (HEADER + _DECORATOR + f"def kernel(p, g_, {', '.join(buffers + scalars)}):\n"
-           f"    for i in range(p.shape[0]):\n{loop}\n")
-    return src, "kernel", signature, f"optim.{family}{tuple(options)} {dtype}"
+    header, decorator, indices = HEADER, _DECORATOR, "range(p.shape[0])"
+    if on_gpu:
+        header, decorator = _CUDA_HEADER, "@cuda.jit(cache=True)\n"
+        indices = "range(cuda.grid(1), p.shape[0], cuda.gridsize(1))"
+    src = (header + decorator + f"def kernel(p, g_, {', '.join(buffers + scalars)}):\n"
+           f"    for i in {indices}:\n{loop}\n")
+    return src, "kernel", signature, f"optim.{family}{tuple(options)} {dtype} {target}"
+
+
+_CUDA_HEADER = "import math\nfrom numba import cuda\n\n"

@@ -86,6 +86,21 @@ def index_add3(out3: DeviceArray, index: DeviceArray, src3: DeviceArray) -> None
                         are_deterministic_algorithms_enabled())
 
 
+def argsort_axis(x: DeviceArray, dim: int, descending: bool, k: int | None = None) -> DeviceArray:
+    """The stable sort permutation (int64) of ``x`` (at least 1-D) along ``dim``, or its first
+    ``k`` entries (topk). NaN sorts as the largest value; equal values keep their original
+    order, also when ``descending`` (as the CPU path). O(R^2) work per line of length R (see
+    ``cuda.sort_axis``).
+    """
+    dim %= x.ndim
+    n = x.shape[dim]
+    out = _empty_like(x, x.shape[:dim] + (n if k is None else k,) + x.shape[dim + 1:], np.int64)
+    if out.size:  # bools compare as their bytes
+        cuda.sort_axis((x.view(np.uint8) if x.dtype == np.bool_ else x).kernel_view(), dim,
+                       descending, out.kernel_view())
+    return out
+
+
 def matmul(a: DeviceArray, b: DeviceArray) -> DeviceArray:
     """``a @ b`` for 2-D or equally batched 3-D operands of one float dtype."""
     shape = a.shape[:-1] + b.shape[-1:]

@@ -372,7 +372,12 @@ def _gather_back(node, g):
 def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """``out[i][j] = input[index[i][j]][j]`` along ``dim`` (for dim 0 of 2-D)."""
     x = as_tensor_arg(input, "gather")
-    d = _check_index("gather", x, dim, index)
+    return _gather(x, _check_index("gather", x, dim, index), index)
+
+
+def _gather(x: Tensor, d: int, index: Tensor) -> Tensor:
+    """``gather`` with ``index`` known valid (sort's own permutations: checking them would read
+    a CUDA index back to the host)."""
     arr = x._data.astype(_compute_dtype(x), copy=False)
     out = backend(arr).gather3(_three(arr, d, index.shape), _three(index._data, d, index.shape))
     res = _wrap(out.reshape(index.shape).astype(x.dtype.np, copy=False), x.dtype)
@@ -596,15 +601,34 @@ def _argsort_array(arr: np.ndarray, d: int, descending: bool) -> np.ndarray:
     return (n - 1) - idx
 
 
+def _order(x: Tensor, d: int, descending: bool, k: int | None = None) -> Tensor:
+    """The stable sort permutation of ``x`` along ``d`` (its first ``k`` entries when given), on
+    ``x``'s device: NumPy on the CPU, a rank kernel on CUDA (the same order: NaN largest, ties in
+    original order in both directions)."""
+    if not is_host(x._data):
+        return _wrap(gpu.argsort_axis(x._data, d, descending, k), int64)
+    order = _argsort_array(x._data, d, descending)
+    if k is not None:
+        order = np.take(order, np.arange(k), axis=d)
+    return _wrap(np.ascontiguousarray(order, dtype=np.int64), int64)
+
+
 def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False):
-    """Sorted values and their original indices along ``dim`` (NaN sorts as the largest)."""
+    """Sorted values and their original indices along ``dim`` (NaN sorts as the largest; the
+    sort is always stable).
+
+    Example:
+        >>> import dynagrad as dg
+        >>> dg.tensor([3.0, 1.0, 2.0]).sort(descending=True).indices.tolist()
+        [0, 2, 1]
+    """
     x = as_tensor_arg(input, "sort")
     if x.ndim == 0:
-        return values_indices["sort"](x.clone(), _wrap(np.zeros((), np.int64), int64))
+        return values_indices["sort"](x.clone(), _wrap(
+            move_array(np.zeros((), np.int64), _where(x)), int64))
     d = wrap_dim(dim, x.ndim, "sort")
-    order = _argsort_array(host(x._data), d, descending)  # CUDA: ordered on the host (see sort)
-    idx = _wrap(move_array(np.ascontiguousarray(order, dtype=np.int64), _where(x)), int64)
-    return values_indices["sort"](gather(x, d, idx), idx)
+    idx = _order(x, d, descending)
+    return values_indices["sort"](_gather(x, d, idx), idx)
 
 
 def argsort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False):
@@ -613,7 +637,8 @@ def argsort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool
 
 
 def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True):
-    """The ``k`` largest (or smallest) entries along ``dim`` and their indices."""
+    """The ``k`` largest (or smallest) entries along ``dim`` and their indices (always sorted;
+    ties keep their original order)."""
     x = as_tensor_arg(input, "topk")
     d = wrap_dim(dim, x.ndim, "topk")
     size = x.shape[d] if x.ndim else 1
@@ -621,11 +646,10 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
         raise RuntimeError(f"topk: selected index k ({k}) out of range for dimension {d} with "
                            f"size {size}")
     if x.ndim == 0:
-        return values_indices["topk"](x.clone(), _wrap(np.zeros((), np.int64), int64))
-    order = _argsort_array(host(x._data), d, largest)
-    order = np.take(order, np.arange(k), axis=d)
-    idx = _wrap(move_array(np.ascontiguousarray(order, dtype=np.int64), _where(x)), int64)
-    return values_indices["topk"](gather(x, d, idx), idx)
+        return values_indices["topk"](x.clone(), _wrap(
+            move_array(np.zeros((), np.int64), _where(x)), int64))
+    idx = _order(x, d, largest, k)
+    return values_indices["topk"](_gather(x, d, idx), idx)
 
 
 for _name, _fn in (("gather", gather), ("scatter", scatter), ("scatter_add", scatter_add),

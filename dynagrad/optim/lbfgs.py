@@ -1,9 +1,11 @@
 """L-BFGS with an optional strong-Wolfe line search (PyTorch's algorithm and defaults).
 
 L-BFGS works on the concatenation of all parameters as one flat vector: its inner loops are dot
-products and axpys over that vector, done with NumPy (BLAS) rather than per-tensor kernels. For
-parameters on a CUDA device that vector lives on the host too: each evaluation copies the
-gradients over and each step writes the new values back.
+products and axpys over that vector. For CPU parameters the vector is a NumPy array (BLAS rather
+than per-tensor kernels); for CUDA parameters it is a dynagrad tensor on their device, so the
+vectors and the history never leave the GPU: only the scalars the algorithm branches on (the loss,
+curvature and descent tests, the line search's values and slopes) are read back, one scalar
+transfer each.
 
 Example:
     >>> import dynagrad as dg
@@ -23,8 +25,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd import enable_grad
-from ..ops.placement import host
+from ..autograd import enable_grad, no_grad
+from ..ops.movement import cat
+from ..ops.placement import is_host
 from ..tensor import Tensor, _wrap
 from .optimizer import Optimizer, check_non_negative, scalar
 
@@ -52,10 +55,10 @@ def _strong_wolfe(evaluate, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1
 
     ``evaluate(t)`` returns (loss, flat gradient) at ``x + t*d``. Returns (f, g, t, evaluations).
     """
-    d_norm = np.abs(d).max()
+    d_norm = _abs_max(d)
     f_new, g_new = evaluate(t)
     evals = 1
-    gtd_new = g_new.dot(d)
+    gtd_new = _dot(g_new, d)
     t_prev, f_prev, g_prev, gtd_prev = 0, f, g, gtd
     done = False
     it = 0
@@ -75,7 +78,7 @@ def _strong_wolfe(evaluate, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1
         f_prev, g_prev, gtd_prev = f_new, g_new, gtd_new
         f_new, g_new = evaluate(t)
         evals += 1
-        gtd_new = g_new.dot(d)
+        gtd_new = _dot(g_new, d)
         it += 1
     if it == max_ls:
         bracket = [[0, f, g, None], [t, f_new, g_new, None]]
@@ -101,7 +104,7 @@ def _strong_wolfe(evaluate, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1
             insufficient = False
         f_new, g_new = evaluate(t)
         evals += 1
-        gtd_new = g_new.dot(d)
+        gtd_new = _dot(g_new, d)
         it += 1
         if f_new > f + c1 * t * gtd or f_new >= bracket[low][1]:
             bracket[high] = [t, f_new, g_new, gtd_new]
@@ -136,19 +139,29 @@ class LBFGS(Optimizer):
             raise ValueError("LBFGS doesn't support per-parameter options (parameter groups)")
         self._params = self.param_groups[0]["params"]
 
-    def _flat_grad(self) -> np.ndarray:
-        return np.concatenate([np.zeros(p.numel(), p._data.dtype) if p._grad is None
-                               else host(p._grad._data).reshape(-1) for p in self._params])
+    def _on_host(self) -> bool:
+        return is_host(self._params[0]._data)
 
-    def _add(self, t, d: np.ndarray) -> None:
+    def _flat_grad(self):
+        """All gradients as one new flat vector (zeros for a parameter without one): a NumPy
+        array for CPU parameters, a tensor on their device for CUDA ones."""
+        if self._on_host():
+            return np.concatenate([np.zeros(p.numel(), p._data.dtype) if p._grad is None
+                                   else p._grad._data.reshape(-1) for p in self._params])
+        with no_grad():
+            return cat([p.new_zeros(p.numel()) if p._grad is None else p._grad.reshape(-1)
+                        for p in self._params])
+
+    def _add(self, t, d) -> None:
+        """``params += t * d`` in place, ``d`` flat (NumPy or a device tensor)."""
         offset = 0
         for p in self._params:
             n = p.numel()
-            step = (t * d[offset:offset + n]).reshape(p._data.shape)
-            if p.is_cuda:  # the same sum as the in-place one below, computed on the host
-                p._data[...] = (host(p._data) + step).astype(p._data.dtype)
+            if isinstance(d, Tensor):
+                with no_grad():  # a kernel on the device: p <- p + t * d[slice]
+                    _wrap(p._data, p.dtype).add_(d[offset:offset + n].reshape(p.shape), alpha=t)
             else:
-                p._data[...] += step
+                p._data[...] += (t * d[offset:offset + n]).reshape(p._data.shape)
             p._vc[0] += 1
             offset += n
 
@@ -182,15 +195,16 @@ class LBFGS(Optimizer):
         evals = 1
         state["func_evals"] += 1
         flat_grad = self._flat_grad()
-        if np.abs(flat_grad).max() <= tol_grad:
+        if _abs_max(flat_grad) <= tol_grad:
             return orig_loss
 
-        d, t = _array(state.get("d")), state.get("t")
-        old_dirs = [_array(v) for v in state.get("old_dirs", [])]
-        old_stps = [_array(v) for v in state.get("old_stps", [])]
-        ro = list(state.get("ro", []))
-        h_diag = state.get("H_diag")
-        prev_flat_grad, prev_loss = _array(state.get("prev_flat_grad")), state.get("prev_loss")
+        on_host = self._on_host()
+        d, t = _vector(state.get("d")), state.get("t")
+        old_dirs = [_vector(v) for v in state.get("old_dirs", [])]
+        old_stps = [_vector(v) for v in state.get("old_stps", [])]
+        ro = [_scalar(v, on_host) for v in state.get("ro", [])]
+        h_diag = _scalar(state.get("H_diag"), on_host)
+        prev_flat_grad, prev_loss = _vector(state.get("prev_flat_grad")), state.get("prev_loss")
 
         n_iter = 0
         while n_iter < max_iter:
@@ -201,19 +215,21 @@ class LBFGS(Optimizer):
             else:
                 y = flat_grad - prev_flat_grad
                 s = d * t
-                ys = y.dot(s)
+                ys_vec = y.dot(s)
+                ys = _value(ys_vec)
                 if ys > 1e-10:  # curvature condition holds: remember this pair
                     if len(old_dirs) == history_size:
                         old_dirs.pop(0), old_stps.pop(0), ro.pop(0)
                     old_dirs.append(y)
                     old_stps.append(s)
                     ro.append(1.0 / ys)
-                    h_diag = ys / y.dot(y)
+                    h_diag = ys_vec / y.dot(y)  # stays on the device: nothing branches on it
                 d = self._two_loop(-flat_grad, old_dirs, old_stps, ro, h_diag)
-            prev_flat_grad = flat_grad.copy()
+            # flat_grad is always a fresh vector that is rebound, never written: no copy needed
+            prev_flat_grad = flat_grad
             prev_loss = loss
-            t = min(1.0, 1.0 / np.abs(flat_grad).sum()) * lr if state["n_iter"] == 1 else lr
-            gtd = flat_grad.dot(d)
+            t = min(1.0, 1.0 / _abs_sum(flat_grad)) * lr if state["n_iter"] == 1 else lr
+            gtd = _dot(flat_grad, d)
             if gtd > -tol_change:  # not a descent direction
                 break
             ls_evals = 0
@@ -230,19 +246,19 @@ class LBFGS(Optimizer):
                 loss, flat_grad, t, ls_evals = _strong_wolfe(
                     directional, t, d, loss, flat_grad, gtd, max_ls=max_eval - evals)
                 self._add(t, d)
-                opt_cond = np.abs(flat_grad).max() <= tol_grad
+                opt_cond = _abs_max(flat_grad) <= tol_grad
             else:
                 self._add(t, d)
                 opt_cond = False
                 if n_iter != max_iter:
                     loss = evaluate()[1]
                     flat_grad = self._flat_grad()
-                    opt_cond = np.abs(flat_grad).max() <= tol_grad
+                    opt_cond = _abs_max(flat_grad) <= tol_grad
                     ls_evals = 1
             evals += ls_evals
             state["func_evals"] += ls_evals
             if (n_iter == max_iter or evals >= max_eval or opt_cond
-                    or np.abs(d * t).max() <= tol_change or abs(loss - prev_loss) < tol_change):
+                    or _abs_max(d * t) <= tol_change or abs(loss - prev_loss) < tol_change):
                 break
 
         dt = self._params[0].dtype
@@ -254,7 +270,8 @@ class LBFGS(Optimizer):
 
     @staticmethod
     def _two_loop(q, old_dirs, old_stps, ro, h_diag):
-        """The L-BFGS two-loop recursion: approximate inverse Hessian times ``q``."""
+        """The L-BFGS two-loop recursion: approximate inverse Hessian times ``q``. For device
+        tensors the coefficients stay 0-d tensors on the device (no reads back)."""
         al = [None] * len(old_dirs)
         for i in range(len(old_dirs) - 1, -1, -1):
             al[i] = old_stps[i].dot(q) * ro[i]
@@ -266,12 +283,43 @@ class LBFGS(Optimizer):
         return r
 
 
-def _array(v):
-    return v._data if isinstance(v, Tensor) else v
+def _value(r):
+    """A 0-d result the algorithm branches on, as a NumPy scalar of its dtype: a device tensor
+    is read back once, and float32 stays float32 so both devices do the same arithmetic."""
+    return r.cpu().numpy()[()] if isinstance(r, Tensor) else r
+
+
+def _dot(a, b):
+    return _value(a.dot(b))
+
+
+def _abs_max(v):
+    return _value(abs(v).max())
+
+
+def _abs_sum(v):
+    return _value(abs(v).sum())
+
+
+def _vector(v):
+    """A state vector as the step works on it: NumPy for a CPU tensor, the tensor on CUDA."""
+    if isinstance(v, Tensor) and is_host(v._data):
+        return v._data
+    return v
+
+
+def _scalar(v, on_host: bool):
+    """``H_diag`` or ``ro`` from the state: a device tensor stays one on CUDA; a float on the
+    CPU (where a tensor came from a state saved with CUDA parameters)."""
+    if isinstance(v, Tensor) and on_host:
+        return v.item()
+    return v
 
 
 def _tensor(v, dt):
-    return None if v is None else _wrap(np.asarray(v), dt)
+    if v is None or isinstance(v, Tensor):
+        return v
+    return _wrap(np.asarray(v), dt)
 
 
 def _py(v):

@@ -3,8 +3,8 @@
 Subclasses implement ``step``; it is wrapped automatically so that it runs under ``no_grad``, calls
 the step hooks and marks the optimizer as stepped (for the LR schedulers' order check). The update
 math of every built-in optimizer runs in one generated kernel per parameter tensor (see
-``dynagrad/kernels/fused_update.py``); ``launch`` is the bridge from tensors to that kernel. A
-parameter on a CUDA device takes the same math as in-place tensor ops (``composite.py``).
+``dynagrad/kernels/fused_update.py``, compiled for the CPU or, for parameters on a GPU, as a CUDA
+kernel from the same loop body); ``launch`` is the bridge from tensors to that kernel.
 
 Example:
     >>> import dynagrad as dg
@@ -31,9 +31,8 @@ from .. import dtypes
 from ..autograd import enable_grad, no_grad
 from ..kernels import cache as _kcache
 from ..kernels.fused_update import update_kernel
-from ..ops.placement import full_like_array, host
+from ..ops.placement import contiguous, full_like_array, host
 from ..tensor import Tensor, _wrap, reset_grads
-from .composite import update_composite
 
 __all__ = ["Optimizer", "required"]
 
@@ -320,11 +319,11 @@ def params_with_grad(group: dict, name: str):
 
 def launch(family: str, options: tuple, p: Tensor, buffers: tuple, *scalars) -> None:
     """Run the fused update kernel of ``family`` on ``p``, its gradient and state ``buffers``
-    (for a CUDA ``p``, the same update as tensor ops)."""
-    if p.is_cuda:
-        update_composite(family, options, p, p._grad, buffers, *scalars)
-        return
+    (on a CPU or a CUDA device: one generated kernel from the same loop body)."""
     dt = p.dtype.name
+    if p.is_cuda:
+        _launch_cuda(family, options, dt, p, buffers, scalars)
+        return
     key = ("optim", family, dt) + options
     kernel = _kcache._memory.get(key)
     if kernel is None:
@@ -340,6 +339,24 @@ def launch(family: str, options: tuple, p: Tensor, buffers: tuple, *scalars) -> 
         work = np.ascontiguousarray(data)
         kernel(work.reshape(-1), g.reshape(-1), *bufs, *scalars)
         data[...] = work
+    p._vc[0] += 1
+    for b in buffers:
+        b._vc[0] += 1
+
+
+def _launch_cuda(family: str, options: tuple, dt: str, p: Tensor, buffers: tuple,
+                 scalars: tuple) -> None:
+    from ..kernels import cuda
+    key = ("optim", family, dt, "cuda") + options
+    data = p._data if p._data.flags.c_contiguous else p._data.copy()
+    g = contiguous(p._grad._data)
+    # scalars in the parameter's dtype, as the CPU kernel's signature converts them
+    typed = [s if isinstance(s, bool) else p.dtype.np.type(s) for s in scalars]
+    cuda.launch_flat(key, lambda: update_kernel(family, dt, *options, target="cuda"), data.size,
+                     data.reshape(-1).kernel_view(), g.reshape(-1).kernel_view(),
+                     *(b._data.reshape(-1).kernel_view() for b in buffers), *typed)
+    if data is not p._data:  # a strided parameter: the update ran on a contiguous copy
+        p._data[...] = data
     p._vc[0] += 1
     for b in buffers:
         b._vc[0] += 1

@@ -1,13 +1,6 @@
-"""Every optimizer on CUDA parameters: the tensor-op updates (``optim/composite.py``) against the
-fused CPU kernels.
-
-* ``test_composite_update_matches_fused``: the composite update on CPU tensors (the ``is_cuda``
-  branch forced on) in float64 over several steps equals the fused kernel's, parameters and
-  state, to 1e-12. Cheap; long enough for RAdam's rectification and ASGD's averaging to start.
-* ``test_cuda_steps_match_cpu``: two float32 steps on a CUDA device (Numba's simulator here).
-"""
-import contextlib
-
+"""Every optimizer on CUDA parameters: the fused update kernels, generated for CUDA from the same
+loop bodies as the CPU ones (``kernels/fused_update.py``), match the CPU kernels step for step;
+state lives on the parameters' device; L-BFGS runs on the device too."""
 import numpy as np
 import pytest
 
@@ -42,18 +35,7 @@ CONFIGS = {
 SHAPES = [(3,), (2, 2)]
 
 
-@contextlib.contextmanager
-def composite_paths():
-    """Optimizers take their CUDA branch (tensor ops) while the tensors stay on the CPU."""
-    saved = Tensor.__dict__["is_cuda"]
-    Tensor.is_cuda = property(lambda self: True)
-    try:
-        yield
-    finally:
-        Tensor.is_cuda = saved
-
-
-def _run(name: str, steps: int, dtype, device=None, composite=False):
+def _run(name: str, steps: int, dtype, device=None):
     """Parameters and every state tensor (on the host) after ``steps`` steps on fixed random
     gradients (which change sign now and then, as Rprop needs)."""
     cls, kwargs = CONFIGS[name]
@@ -61,12 +43,10 @@ def _run(name: str, steps: int, dtype, device=None, composite=False):
     params = [dg.nn.Parameter(dg.tensor(rng.standard_normal(s).astype(dtype), device=device))
               for s in SHAPES]
     opt = cls(params, **kwargs)
-    with composite_paths() if composite else contextlib.nullcontext():
-        for _ in range(steps):
-            for p in params:
-                p.grad = dg.tensor(rng.standard_normal(tuple(p.shape)).astype(dtype),
-                                   device=device)
-            opt.step()
+    for _ in range(steps):
+        for p in params:
+            p.grad = dg.tensor(rng.standard_normal(tuple(p.shape)).astype(dtype), device=device)
+        opt.step()
     out = [p.detach().cpu() for p in params]
     for p in params:
         state = opt.state[p]
@@ -81,14 +61,11 @@ def _assert_same(got, want, rtol, atol):
 
 
 @pytest.mark.parametrize("name", sorted(CONFIGS))
-def test_composite_update_matches_fused(name):
-    want = _run(name, 7, np.float64)
-    got = _run(name, 7, np.float64, composite=True)
-    _assert_same(got, want, rtol=1e-12, atol=1e-12)
-
-
-@pytest.mark.parametrize("name", sorted(CONFIGS))
 def test_cuda_steps_match_cpu(name, cuda):
+    # 7 steps: long enough for RAdam's rectification and ASGD's averaging to start
+    want = _run(name, 7, np.float64)
+    got = _run(name, 7, np.float64, device=cuda)
+    _assert_same(got, want, rtol=1e-12, atol=1e-12)
     want = _run(name, 2, np.float32)
     got = _run(name, 2, np.float32, device=cuda)
     _assert_same(got, want, rtol=1e-5, atol=1e-6)

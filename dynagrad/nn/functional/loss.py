@@ -26,6 +26,7 @@ from ...autograd.function import Function, Node, record
 from ...errors import describe
 from ...ops._util import as_tensor_arg, broadcast_shapes, wrap_dim
 from ...ops.elementwise import where
+from ...ops.movement import cat
 from ...tensor import Tensor, _wrap
 from ._placement import host_array, like
 from .activation import _kernel, from_rows, log_softmax, logsigmoid, softmax, to_rows
@@ -765,6 +766,78 @@ def _ctc_numpy(lp: np.ndarray, labels: np.ndarray, in_len: np.ndarray, tg_len: n
     return nll, grad
 
 
+def _ctc_composite(lp: Tensor, labels: np.ndarray, in_len: np.ndarray,
+                   tg_len: np.ndarray) -> Tensor:
+    """Negative log-likelihoods ``(N,)`` on ``lp``'s device, written with dynagrad ops so that
+    autograd gives the gradient (the CUDA path; ``_ctc_numpy`` is the CPU's).
+
+    The alpha recursion in log space: one step per time of a log-sum-exp over the three allowed
+    transitions (stay, advance one, skip a blank), impossible ones masked with -inf. Its
+    gradient with respect to ``lp`` is ``-exp(lcab + nll - lp)``; PyTorch's (and the CPU path's)
+    adds ``exp(lp)`` for ``t < input_length`` on finite losses - which cancels under the usual
+    ``log_softmax`` - so a zero-valued term ``exp(lp) - exp(lp).detach()`` adds it here too.
+    Every step's slice of the emissions is a view whose backward fills a (T, N, L) buffer, so
+    the backward pass moves O(T^2 N L) memory: fine for the sequence lengths CTC sees at this
+    stage, a fused kernel later if it shows.
+    """
+    T, N, C = lp.shape
+    L = labels.shape[1]
+    ninf = -math.inf
+    # emissions: emit[t, n, s] = lp[t, n, labels[n, s]], one index_select over (n, class)
+    flat = (np.arange(N)[:, None] * C + labels).reshape(-1)
+    emit = lp.reshape(T, N * C).index_select(1, like(flat, lp, dtypes.int64)).reshape(T, N, L)
+    s_idx = np.arange(L)[None, :]
+    valid = like(s_idx < (2 * tg_len[:, None] + 1), lp)
+    skip = np.zeros((N, L), bool)  # a label may skip the blank before it unless it repeats
+    skip[:, 2:] = (labels[:, 2:] != labels[:, :-2]) & (np.arange(2, L) % 2 == 1)
+    skip = like(skip, lp)
+    start = like((s_idx == 0) | ((s_idx == 1) & (tg_len[:, None] > 0)), lp)
+    none = like(np.full((N, L), ninf), lp, lp.dtype)
+    # running[t, n]: frame t belongs to sequence n (finished sequences hold their last alpha)
+    running = like((np.arange(T)[:, None] < in_len[None, :]).reshape(T, N, 1), lp)
+    alpha = where(start, emit[0], ninf)
+    for t in range(1, T):
+        one = cat([none[:, :1], alpha[:, :L - 1]], 1) if L > 1 else none
+        two = where(skip, cat([none[:, :2], alpha[:, :L - 2]], 1), ninf) if L > 2 else none
+        step = where(valid, _log_add_exp(alpha, one, two) + emit[t], ninf)
+        alpha = where(running[t], step, alpha)
+    end = 2 * tg_len[:, None]
+    last = like((s_idx == end) | ((s_idx == end - 1) & (tg_len[:, None] > 0)), lp)
+    nll = -_log_sum_exp(where(last, alpha, ninf), 1)
+    # PyTorch's gradient convention (see above): exp(lp) on the frames each sequence uses
+    used = running & nll.isfinite().reshape(1, N, 1)
+    e = lp.exp()
+    return nll + where(used, e - e.detach(), 0.0).sum((0, 2))
+
+
+def _log_add_exp(*terms: Tensor) -> Tensor:
+    """``log(sum(exp(term)))`` elementwise over ``terms``, with ``_safe_log``'s guarantees."""
+    with grad_mode.no_grad():
+        m = terms[0]
+        for x in terms[1:]:
+            m = m.maximum(x)
+        m = where(m == -math.inf, 0.0, m)
+    total = (terms[0] - m).exp()
+    for x in terms[1:]:
+        total = total + (x - m).exp()
+    return _safe_log(total, m)
+
+
+def _log_sum_exp(x: Tensor, dim: int) -> Tensor:
+    """``log(sum(exp(x)))`` over ``dim``, with ``_safe_log``'s guarantees."""
+    with grad_mode.no_grad():
+        m = x.amax(dim, keepdim=True)
+        m = where(m == -math.inf, 0.0, m)
+    return _safe_log((x - m).exp().sum(dim), m.squeeze(dim))
+
+
+def _safe_log(total: Tensor, shift: Tensor) -> Tensor:
+    """``log(total) + shift``, -inf where ``total`` is 0 (every term -inf), with a gradient that
+    stays 0 there instead of 0 * inf = NaN: the log only ever sees a positive sum."""
+    some = total > 0
+    return where(some, where(some, total, 1.0).log() + shift, -math.inf)
+
+
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank: int = 0,
              reduction: str = "mean", zero_infinity: bool = False) -> Tensor:
     """Connectionist temporal classification loss of ``log_probs`` (T, N, C) against ``targets``
@@ -801,7 +874,10 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank: int = 0,
         raise IndexError(f"ctc_loss: target labels must be in [0, {C - 1}]")
     if not 0 <= blank < C:
         raise IndexError(f"ctc_loss: blank must be in [0, {C - 1}], got {blank}")
-    loss = _CTC.apply(lp, tg, il, tl, blank)
+    if lp.is_cuda:
+        loss = _ctc_composite(lp, _extended_labels(tg, tl, blank), il, tl)
+    else:
+        loss = _CTC.apply(lp, tg, il, tl, blank)
     if zero_infinity:
         loss = where(loss == math.inf, 0.0, loss)
     if unbatched:
