@@ -154,6 +154,10 @@ def index_put_accumulate(g: Tensor, shape: tuple, key) -> Tensor:
 
 def getitem(x: Tensor, key) -> Tensor:
     """``x[key]``: basic keys give views, tensor/list/mask keys give copies (both differentiable)."""
+    if not is_host(x._data):
+        res = _device_getitem(x, key)
+        if res is not None:
+            return res
     np_key, basic = _normalize_key(x, key)
     if basic:
         return basic_view(x, np_key, "SelectBackward0" if any(
@@ -167,6 +171,59 @@ def getitem(x: Tensor, key) -> Tensor:
         node.in_shape, node.key = tuple(x.shape), np_key
         record(node, (x,), (res,))
     return res
+
+
+def _device_getitem(x: Tensor, key):
+    """``x[key]`` without leaving the GPU for the common advanced keys: index or mask tensors over
+    the leading dims (``x[idx]``, ``x[i, j]``, ``x[mask]``, optionally followed by ``...`` or full
+    slices). Masks become indices through ``nonzero``; the indices fold into one flat position per
+    result row, and one ``index_select`` gathers the rows (differentiable through it). Returns
+    None for any other key (the general path handles it)."""
+    parts = key if isinstance(key, tuple) else (key,)
+    lead = []
+    for i, k in enumerate(parts):
+        if isinstance(k, Tensor) and (k.dtype is bool_ or not k.dtype.is_floating_point) \
+                and k.ndim:
+            lead.append(k)
+            continue
+        if all(r is Ellipsis or (isinstance(r, slice) and r == slice(None)) for r in parts[i:]):
+            break
+        return None
+    if not lead:
+        return None
+    indices = []
+    for k in lead:
+        k = k.to(x.device)
+        if k.dtype is bool_:
+            dim = sum(t.ndim if t.dtype is bool_ else 1 for t in indices)
+            _check_mask_shape(x, k, dim)
+            indices.extend(nonzero(k, as_tuple=True))
+        else:
+            indices.append(k.long())
+    if len(indices) > x.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {x.ndim}")
+    sizes = tuple(x.shape[:len(indices)])
+    flat = None
+    for d, (k, size) in enumerate(zip(indices, sizes)):
+        if k.numel():
+            lo, hi = int(k.amin().item()), int(k.amax().item())
+            if lo < -size or hi >= size:
+                bad = lo if lo < -size else hi
+                raise IndexError(f"index {bad} is out of bounds for dimension {d} with size "
+                                 f"{size}")
+        k = k.remainder(size) if size else k  # negative positions count from the end
+        flat = k if flat is None else flat * size + k
+    from ._util import broadcast_shapes
+    shape = broadcast_shapes("index", *(tuple(k.shape) for k in indices))
+    rows = x.reshape((math.prod(sizes),) + tuple(x.shape[len(sizes):]))
+    picked = rows.index_select(0, flat.expand(shape).reshape(-1))
+    return picked.reshape(shape + tuple(x.shape[len(sizes):]))
+
+
+def _check_mask_shape(x: Tensor, mask: Tensor, dim: int) -> None:
+    if tuple(mask.shape) != tuple(x.shape[dim:dim + mask.ndim]):
+        raise IndexError(f"The shape of the mask {tuple(mask.shape)} at index {dim} does not "
+                         f"match the shape of the indexed tensor {tuple(x.shape)}")
 
 
 def _index_put_back(node, g):
@@ -332,13 +389,22 @@ def _check_index(op: str, x: Tensor, dim: int, index: Tensor, limit_other: bool 
                                f"apart from dimension {d}")
     size = x.shape[d] if x.ndim else 1
     common_device(op, (x, index))
-    if index.numel():
-        idx = host(index._data)  # positions are checked before any kernel runs
-        lo, hi = int(idx.min()), int(idx.max())
+    if index.numel():  # positions are checked before any kernel runs
+        lo, hi = _index_range(index)
         if lo < 0 or hi >= size:
             raise IndexError(f"{op}(): index {lo if lo < 0 else hi} is out of bounds for "
                              f"dimension {d} with size {size}")
     return d
+
+
+def _index_range(index: Tensor) -> tuple:
+    """The smallest and largest position in ``index`` (on a GPU: two reductions there, and two
+    numbers read back rather than the whole index)."""
+    arr = index._data
+    if is_host(arr):
+        return int(arr.min()), int(arr.max())
+    with grad_mode.no_grad():
+        return int(index.amin().item()), int(index.amax().item())
 
 
 def _three(arr: np.ndarray, d: int, shape) -> np.ndarray:
@@ -486,7 +552,7 @@ def _check_index_vector(op: str, x: Tensor, dim: int, index) -> tuple:
     common_device(op, (x, index))
     idx = index._data.reshape(-1)
     if idx.size:
-        lo, hi = int(host(idx).min()), int(host(idx).max())
+        lo, hi = _index_range(index)
         if lo < 0 or hi >= size:  # PyTorch accepts no negative positions here either
             raise IndexError(f"{op}(): index {lo if lo < 0 else hi} is out of range for "
                              f"dimension {d} with size {size}")
@@ -573,17 +639,42 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
 def nonzero(input: Tensor, *, as_tuple: bool = False):
     """Indices of nonzero entries: an (n, ndim) int64 tensor, or one 1-D tensor per dim."""
     x = as_tensor_arg(input, "nonzero")
-    # the result's size depends on the data: a CUDA tensor is read back to the host (as in PyTorch,
-    # nonzero synchronises), and the positions go back to its device
-    at = _where(x)
-    idx = np.nonzero(np.atleast_1d(host(x._data)))
+    if not is_host(x._data):
+        coords = _device_nonzero(x.reshape(1) if as_tuple and x.ndim == 0 else x)
+        if as_tuple:
+            return tuple(coords[:, d].contiguous() for d in range(max(x.ndim, 1)))
+        return coords
+    idx = np.nonzero(np.atleast_1d(x._data))
     if as_tuple:
-        return tuple(_wrap(move_array(np.ascontiguousarray(i, dtype=np.int64), at), int64)
-                     for i in idx)
+        return tuple(_wrap(np.ascontiguousarray(i, dtype=np.int64), int64) for i in idx)
     stacked = np.stack(idx, axis=1) if idx else np.zeros((0, 0), np.int64)
     if x.ndim == 0:
         stacked = stacked[:, :0]
-    return _wrap(move_array(np.ascontiguousarray(stacked, dtype=np.int64), at), int64)
+    return _wrap(np.ascontiguousarray(stacked, dtype=np.int64), int64)
+
+
+def _device_nonzero(x: Tensor) -> Tensor:
+    """``nonzero`` on the GPU: a running count of the nonzero entries gives each one its output
+    row; one scatter writes the flat positions there (zeros go to a spare last slot, dropped), and
+    ``//`` and ``%`` turn positions into coordinates. Only the count (one number) is read back,
+    since the result's size depends on it (PyTorch's nonzero synchronises the same way)."""
+    from ..creation import arange, zeros
+    with grad_mode.no_grad():
+        hit = x.detach().reshape(-1) != 0
+        n = hit.numel()
+        rank = hit.long().cumsum(0) if n else hit.long()
+        count = int(rank[-1].item()) if n else 0
+        if count == 0 or x.ndim == 0:  # nothing found, or a 0-d input (rows of no coordinates)
+            return zeros(count, x.ndim, dtype=int64, device=x.device)
+        slot = where(hit, rank - 1, count)
+        flat = zeros(count + 1, dtype=int64, device=x.device).scatter(
+            0, slot, arange(n, device=x.device))[:count]
+        coords = []
+        for size in reversed(tuple(x.shape)):
+            coords.append(flat.remainder(size))
+            flat = flat // size
+        from .movement import stack
+        return stack(coords[::-1], 1)
 
 
 def argwhere(input: Tensor) -> Tensor:

@@ -187,3 +187,40 @@ def test_op_on_cuda_matches_cpu(name, cuda, same):
 def test_every_registered_op_has_a_cuda_line():
     missing = sorted(set(REGISTRY) - set(CASES))
     assert not missing, f"ops with no CUDA test line: {missing}"
+
+
+KEYS = {  # advanced keys: index and mask tensors on the device, as training code writes them
+    "rows": lambda t, d: t[dg.tensor([0, 2, -1], device=d)],
+    "pairs": lambda t, d: t[dg.tensor([[0, 1], [3, 3]], device=d), dg.tensor([2, 0], device=d)],
+    "mask": lambda t, d: t[t > 0],
+    "leading_mask": lambda t, d: t[(t > 0).all(2)],
+    "mask_ellipsis": lambda t, d: t[dg.tensor([1, 0, 1, 0], device=d).bool(), ...],
+    "rows_slice": lambda t, d: t[dg.tensor([1, 2], device=d), :],
+    "rows_then_partial_slice": lambda t, d: t[dg.tensor([1], device=d), 1:],
+    "inner_dim": lambda t, d: t[:, dg.tensor([0, 2], device=d)],
+    "cpu_index": lambda t, d: t[dg.tensor([3, 0])],
+}
+
+
+@pytest.mark.parametrize("name", sorted(KEYS))
+def test_advanced_indexing_on_cuda_matches_cpu(name, cuda, same):
+    x = f(4, 3, 2)
+    want, want_grads = _run(lambda t: KEYS[name](t, "cpu"), [x], "cpu")
+    got, got_grads = _run(lambda t: KEYS[name](t, cuda), [x], cuda)
+    same(got[0], want[0])
+    same(got_grads[0], want_grads[0])
+
+
+@pytest.mark.parametrize("value", [f(3, 2) > 0, i(2, 3, lo=0, hi=2), np.float32(2.0),
+                                   np.float32(0.0), np.zeros((2, 0), np.float32)],
+                         ids=["mask", "ints", "scalar", "zero", "empty"])
+def test_nonzero_on_cuda_matches_cpu(value, cuda, same):
+    x = dg.tensor(value)
+    same(x.cuda().nonzero(), x.nonzero())
+    for got, want in zip(x.cuda().nonzero(as_tuple=True), x.nonzero(as_tuple=True)):
+        same(got, want)
+
+
+def test_out_of_range_device_index_is_refused(cuda):
+    with pytest.raises(IndexError, match="index 5 is out of bounds for dimension 0 with size 4"):
+        dg.zeros(4, 2, device=cuda)[dg.tensor([1, 5], device=cuda)]
