@@ -26,6 +26,7 @@ from ...autograd.function import Function, Node, record
 from ...errors import describe
 from ...ops._util import as_tensor_arg, broadcast_shapes, wrap_dim
 from ...ops.elementwise import where
+from ...ops.indexing import _gather
 from ...ops.movement import cat
 from ...tensor import Tensor, _wrap
 from ._placement import host_array, like
@@ -314,11 +315,15 @@ def _checked_targets(name: str, target: Tensor, classes: int, ignore_index: int)
 def _class_weight(name: str, weight, classes: int, dtype) -> np.ndarray:
     if weight is None:
         return np.ones(classes, dtype.np)
+    _class_weight_shape(name, weight, classes)
+    return np.ascontiguousarray(host_array(weight), dtype=dtype.np)
+
+
+def _class_weight_shape(name: str, weight: Tensor, classes: int) -> None:
     if weight.ndim != 1 or weight.shape[0] != classes:
         raise RuntimeError(f"{name}: weight tensor should be defined either for all {classes} "
                            f"classes or no classes but got weight tensor of shape: "
                            f"{list(weight.shape)}")
-    return np.ascontiguousarray(host_array(weight), dtype=dtype.np)
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = -100,
@@ -396,13 +401,12 @@ def _ce_indices(x: Tensor, target: Tensor, weight, ignore_index: int, reduction:
                 eps: float) -> Tensor:
     cdim = _class_target("cross_entropy", x, target)
     classes = x.shape[cdim]
-    t = _checked_targets("cross_entropy", target, classes, ignore_index)
     if x.dtype not in (dtypes.float32, dtypes.float64):
         raise TypeError(f"cross_entropy: expected a float32 or float64 input, got {describe(x)}")
-    w = _class_weight("cross_entropy", weight, classes, x.dtype)
     if x.is_cuda:
-        return _ce_indices_composite(x, cdim, target, t, w, weight is not None, ignore_index,
-                                     reduction, eps)
+        return _ce_indices_device(x, cdim, target, weight, ignore_index, reduction, eps)
+    t = _checked_targets("cross_entropy", target, classes, ignore_index)
+    w = _class_weight("cross_entropy", weight, classes, x.dtype)
     rows = to_rows(x._data, cdim)
     loss = np.empty(rows.shape[0], rows.dtype)
     lse = np.empty(rows.shape[0], rows.dtype)
@@ -433,32 +437,38 @@ def _ce_indices(x: Tensor, target: Tensor, weight, ignore_index: int, reduction:
     return out
 
 
-def _ce_indices_composite(x: Tensor, cdim: int, target: Tensor, t: np.ndarray, w: np.ndarray,
-                          weighted: bool, ignore_index: int, reduction: str,
-                          eps: float) -> Tensor:
-    """Cross-entropy with class-index targets from ``log_softmax`` and ``gather`` (any device;
-    autograd gives the gradient): per sample ``(1-eps) w[t] (-logp[t]) + eps/C sum_c w[c]
-    (-logp[c])``, 0 where the target is ``ignore_index``. ``t`` holds the checked targets and
-    ``w`` the class weights, both on the host."""
+def _ce_indices_device(x: Tensor, cdim: int, target: Tensor, weight, ignore_index: int,
+                       reduction: str, eps: float) -> Tensor:
+    """Cross-entropy with class-index targets from ``log_softmax`` and ``gather`` on the inputs'
+    device (autograd gives the gradient): per sample ``(1-eps) w[t] (-logp[t]) + eps/C sum_c w[c]
+    (-logp[c])``, 0 where the target is ``ignore_index``. Targets and weights stay on the device:
+    only the smallest and largest target are read back, to check them before any kernel runs."""
     classes = x.shape[cdim]
-    valid = t != ignore_index
-    safe = np.where(valid, t, 0)
-    shape = tuple(target.shape)
-    wt = np.where(valid, w[safe], 0).astype(x.dtype.np)
+    target = target.to(x.device)
+    valid = target != ignore_index
+    safe = where(valid, target, 0)
+    if safe.numel():
+        lo, hi = int(safe.amin().item()), int(safe.amax().item())
+        if lo < 0 or hi >= classes:  # name the first bad target, as the CPU path does
+            _checked_targets("cross_entropy", target, classes, ignore_index)
+    if weight is not None:
+        _class_weight_shape("cross_entropy", weight, classes)
+        w = weight.to(x.device, x.dtype)
+        wt = where(valid, w.index_select(0, safe.reshape(-1)).reshape(tuple(safe.shape)), 0.0)
+    else:
+        w, wt = None, valid.to(x.dtype)
     logp = log_softmax(x, cdim)
-    picked = logp.gather(cdim, like(np.expand_dims(safe.reshape(shape), cdim), x,
-                                    dtypes.int64)).squeeze(cdim)
-    loss = -picked * like(wt.reshape(shape) * (1.0 - eps), x, x.dtype)
+    picked = _gather(logp, cdim, safe.unsqueeze(cdim)).squeeze(cdim)  # targets checked above
+    loss = -picked * wt * (1.0 - eps) if eps else -picked * wt
     if eps:
-        wb = like(w.reshape([classes if i == cdim else 1 for i in range(x.ndim)]), x, x.dtype)
-        spread = (logp * wb).sum(cdim) * like(valid.reshape(shape) * (-eps / classes), x, x.dtype)
-        loss = loss + spread
+        summed = (logp * w.reshape([classes if i == cdim else 1 for i in range(x.ndim)])
+                  ).sum(cdim) if w is not None else logp.sum(cdim)
+        loss = loss + summed * valid.to(x.dtype) * (-eps / classes)
     if reduction == "none":
         return loss
     if reduction == "sum":
         return loss.sum()
-    denom = float(w[t[valid]].sum(dtype=np.float64)) if weighted else float(valid.sum())
-    return loss.sum() / denom
+    return loss.sum() / wt.sum()  # the total weight of the counted targets, on the device
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index: int = -100,
