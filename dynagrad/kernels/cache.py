@@ -115,7 +115,9 @@ def cuda_arch() -> str:
         else:
             major, minor = cuda.get_current_device().compute_capability
             arch = f"sm_{major}{minor}"
-        lib = hashlib.sha256(Path(cuda_scalarlib.__file__).read_bytes()).hexdigest()[:16]
+        # device helpers come from both scalar libraries (some bodies are shared)
+        lib = hashlib.sha256(Path(cuda_scalarlib.__file__).read_bytes()
+                             + _helpers_fingerprint().encode()).hexdigest()[:16]
         _cuda_facts.extend((arch, version("numba-cuda"), lib))
     return _cuda_facts[0]
 
@@ -181,7 +183,13 @@ def _import_and_compile(path, source, fname, signature, what, digest, target="cp
         disp._compiler.compile = refuse
     t0 = time.perf_counter()
     disp.compile(signature)
-    seconds = time.perf_counter() - t0
+    _count(disp, time.perf_counter() - t0, what)
+    disp.disable_compile()  # other layouts convert to the one signature instead of compiling
+    return disp
+
+
+def _count(disp, seconds: float, what: str) -> None:
+    """Book a first compile of ``disp`` as a disk load or a compile (Numba knows which)."""
     if sum(disp.stats.cache_hits.values()):
         _stats["disk_loads"] += 1
         _stats["disk_load_seconds"] += seconds
@@ -189,8 +197,6 @@ def _import_and_compile(path, source, fname, signature, what, digest, target="cp
         _stats["compiles"] += 1
         _stats["compile_seconds"] += seconds
         _log(f"compiled {what} in {seconds:.2f}s (not in the disk cache)")
-    disp.disable_compile()  # other layouts convert to the one signature instead of compiling
-    return disp
 
 
 def _compile_cuda(disp, signature, what: str, path: Path):
@@ -210,13 +216,6 @@ def _compile_cuda(disp, signature, what: str, path: Path):
                                f"({path.name}) is not in the disk cache and would "
                                f"compile") from None
         raise
-    seconds = time.perf_counter() - t0
-    if sum(disp.stats.cache_hits.values()):
-        _stats["disk_loads"] += 1
-        _stats["disk_load_seconds"] += seconds
-    else:
-        _stats["compiles"] += 1
-        _stats["compile_seconds"] += seconds
-        _log(f"compiled CUDA {what} for {_cuda_facts[0]} in {seconds:.2f}s (not in the disk cache)")
+    _count(disp, time.perf_counter() - t0, f"CUDA {what} for {_cuda_facts[0]}")
     disp.disable_compile()  # other array layouts convert to the one signature
     return disp

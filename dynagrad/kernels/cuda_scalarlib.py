@@ -32,6 +32,8 @@ from numba.core import types as _types
 from numba.cuda.core import config as _config
 from numba.cuda.extending import overload as _overload
 
+from . import scalarlib as _cpu_lib
+
 __all__ = ["math", "np", "sigmoid", "floor_div", "py_mod", "int_fmod", "round_half_even", "frac",
            "nan_to_num", "fmax_nan", "fmin_nan", "clamp", "int_pow", "fexp", "ftanh", "fsigmoid",
            "fgelu", "fgelu_grad", "ferf"]
@@ -190,13 +192,6 @@ def _py_mod(x, y):
     return impl
 
 
-def int_fmod(x, y):
-    """Integer remainder with the sign of the dividend (C's %); 0 for a zero divisor."""
-    if y == 0:
-        return 0
-    r = abs(x) % abs(y)
-    return -r if x < 0 else r
-
 
 def round_half_even(x):
     """Round to the nearest integer, ties to even (torch.round)."""
@@ -224,85 +219,26 @@ def _frac(x):
     return lambda x: x - _pymath.trunc(x)
 
 
-def nan_to_num(x, nan, posinf, neginf):
-    """``nan`` for NaN, ``posinf``/``neginf`` for the infinities, else ``x``."""
-    if x != x:
-        return nan
-    if x == _pymath.inf:
-        return posinf
-    if x == -_pymath.inf:
-        return neginf
-    return x
 
 
-def fmax_nan(x, y):
-    """Maximum that propagates NaN from either side (torch.maximum)."""
-    if x != x or y != y:
-        return x + y
-    return x if x >= y else y
 
 
-def fmin_nan(x, y):
-    """Minimum that propagates NaN from either side (torch.minimum)."""
-    if x != x or y != y:
-        return x + y
-    return x if x <= y else y
+
+# The CPU library's Python bodies of these helpers are type-generic: the device compiles the very
+# same source, so each is defined once (in scalarlib.py) for both targets.
+def _same_body(name: str):
+    fn = getattr(_cpu_lib, name).py_func
+    _overload(fn, strict=False)(lambda *args: fn)
+    return fn
 
 
-def clamp(x, lo, hi):
-    """torch.clamp: NaN stays NaN; the lower bound applies first, then the upper."""
-    if x != x:
-        return x
-    if x < lo:
-        x = lo
-    if x > hi:
-        x = hi
-    return x
+int_fmod, nan_to_num, fmax_nan, fmin_nan, clamp, int_pow = (
+    _same_body(n) for n in ("int_fmod", "nan_to_num", "fmax_nan", "fmin_nan", "clamp", "int_pow"))
 
 
-def int_pow(x, y):
-    """Integer power; a negative exponent gives 0 unless the base is 1 or -1."""
-    if y < 0:
-        return 1 if x == 1 else (1 if (x == -1 and y % 2 == 0) else (-1 if x == -1 else 0))
-    r = 1
-    while y:
-        if y & 1:
-            r *= x
-        x *= x
-        y >>= 1
-    return r
 
 
-# These Python bodies are type-generic device code already: the device compiles them as they are.
 
-@_overload(int_fmod)
-def _int_fmod(x, y):
-    return int_fmod
-
-
-@_overload(nan_to_num)
-def _nan_to_num(x, nan, posinf, neginf):
-    return nan_to_num
-
-
-@_overload(fmax_nan)
-def _fmax_nan(x, y):
-    return fmax_nan
-
-
-@_overload(fmin_nan)
-def _fmin_nan(x, y):
-    return fmin_nan
-
-
-@_overload(clamp)
-def _clamp(x, lo, hi):
-    return clamp
-
-
-@_overload(int_pow)
-def _int_pow(x, y):
-    return int_pow
 
 
 def fexp(x):
