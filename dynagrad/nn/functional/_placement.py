@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...dtypes import from_numpy_dtype
+from ...dtypes import from_numpy_dtype, int64
 from ...ops.placement import host, move_array
 from ...tensor import Tensor, _wrap
 
@@ -40,3 +40,23 @@ def like(arr: np.ndarray, ref: Tensor, dtype=None) -> Tensor:
     if type(data) is np.ndarray:
         return _wrap(arr, dt)
     return _wrap(move_array(arr, data.device_index), dt)
+
+
+_TABLES: dict = {}   # (device, dtype, shape, bytes) -> the table on that device
+_TABLES_MAX = 256    # tables are small (window positions): keep the recent ones
+
+
+def index_table(arr: np.ndarray, ref: Tensor) -> Tensor:
+    """The int64 host table ``arr`` (window positions, taps) on ``ref``'s device, uploaded once
+    per distinct table and device rather than on every call. The result is shared: read only."""
+    arr = np.ascontiguousarray(arr, dtype=np.int64)
+    data = ref._data
+    if type(data) is np.ndarray:
+        return _wrap(arr, int64)
+    key = (data.device_index, arr.shape, arr.tobytes())
+    table = _TABLES.get(key)
+    if table is None:
+        if len(_TABLES) >= _TABLES_MAX:
+            _TABLES.pop(next(iter(_TABLES)))
+        table = _TABLES[key] = _wrap(move_array(arr, data.device_index), int64)
+    return table

@@ -24,12 +24,11 @@ import math
 import numpy as np
 
 from ...creation import zeros
-from ...dtypes import int64
 from ...ops.elementwise import where
 from ...ops.linalg import matmul
 from ...ops.movement import pad
 from ...tensor import Tensor
-from ._placement import like
+from ._placement import index_table, like
 
 
 # --- windows ------------------------------------------------------------------------------------
@@ -57,7 +56,7 @@ def _gather_axes(x: Tensor, first_axis: int, tables) -> Tensor:
         flat = table.reshape(-1)
         if flat.size == x.shape[axis] and np.array_equal(flat, np.arange(flat.size)):
             continue
-        x = x.index_select(axis, like(flat, x, int64))
+        x = x.index_select(axis, index_table(flat, x))
     return x
 
 
@@ -102,7 +101,7 @@ def fold_composite(cols: Tensor, size: tuple, blocks: tuple, k: tuple, stride: t
         shape = list(x.shape)
         shape[axis] = size[a] + 2 * padding[a]
         base = zeros(tuple(shape), dtype=x.dtype, device=x.device)
-        x = base.index_add(axis, like(table, x, int64), x)
+        x = base.index_add(axis, index_table(table, x), x)
         if padding[a]:
             x = x.narrow(axis, padding[a], size[a])
     return x
@@ -165,7 +164,7 @@ def max_pool_composite(planes: Tensor, taps_h: np.ndarray, taps_w: np.ndarray) -
     out = v.gather(-1, arg).squeeze(-1)
     flat = (taps_h[:, None, :, None] * planes.shape[2] + taps_w[None, :, None, :])
     flat = flat.reshape(1, taps_h.shape[0], taps_w.shape[0], -1)
-    indices = like(flat, planes).expand(tuple(v.shape)).gather(-1, arg).squeeze(-1)
+    indices = index_table(flat, planes).expand(tuple(v.shape)).gather(-1, arg).squeeze(-1)
     return out, indices
 
 
