@@ -14,6 +14,10 @@ import os as _os
 # cores from everything else. Passive waiting must be chosen before the pool starts.
 _os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
+from ._cpu_target import prefer_wide_vectors as _prefer_wide_vectors  # noqa: E402
+
+_prefer_wide_vectors()  # before Numba is imported: it reads its CPU target once
+
 from . import autograd, dtypes, kernels, testing  # noqa: E402
 from .autograd import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: E402
 from .autograd.grad_mode import is_grad_enabled, is_inference_mode_enabled  # noqa: E402

@@ -187,3 +187,17 @@ def test_large_outputs_reuse_idle_buffers_but_never_live_ones():
     del second, third
     assert memory.release_idle() >= 2 * n * 4
     assert memory.stats()["idle_bytes"] == 0
+
+
+@pytest.mark.parametrize("env, expect_wide", [({}, True), ({"DYNAGRAD_PREFER_256_BIT": "1"}, False),
+                                              ({"NUMBA_CPU_NAME": "generic"}, False)])
+def test_wide_vectors_are_requested_on_avx512_cpus_unless_told_otherwise(env, expect_wide):
+    from llvmlite import binding
+    avx512 = bool(binding.get_host_cpu_features().get("avx512f"))
+    base = {k: v for k, v in os.environ.items()
+            if k not in ("NUMBA_CPU_FEATURES", "NUMBA_CPU_NAME", "DYNAGRAD_PREFER_256_BIT")}
+    code = "import os, dynagrad; print(os.environ.get('NUMBA_CPU_FEATURES', ''))"
+    out = subprocess.run([sys.executable, "-c", code], env={**base, **env}, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().endswith(",-prefer-256-bit") == (expect_wide and avx512)
