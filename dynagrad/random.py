@@ -17,6 +17,9 @@ from . import dtypes
 from .device import as_device
 from .dtypes import dtype as DType
 from .ops._util import shape_arg
+from .autograd.grad_mode import no_grad
+from .kernels import cuda_random, gpu
+from .kernels.cuda_array import DeviceArray
 from .ops.placement import host, move_array
 from .tensor import Tensor, _wrap
 
@@ -126,7 +129,8 @@ def set_rng_state(state: Tensor) -> None:
 
 def _gen(generator: Generator | None, index: int | None = None) -> np.random.Generator:
     """The NumPy Philox stream to draw from: ``generator``'s, else device ``index``'s default.
-    Draws are made on the host and copied to the device (bitwise the CPU's numbers)."""
+    A GPU draws uniform numbers itself (kernels/cuda_random.py); its normal draws are made on
+    the host and copied. Either way they are bitwise the CPU's numbers for the same seed."""
     return (generator or _device_generator(index))._np
 
 
@@ -141,12 +145,31 @@ def _float_dtype(dtype, op: str) -> DType:
     return dt
 
 
-def _result(arr: np.ndarray, dt: DType, requires_grad: bool, index: int | None = None) -> Tensor:
-    # np.array keeps 0-dim draws 0-dim (np.ascontiguousarray would make them shape (1,))
-    t = _wrap(move_array(np.array(arr, dtype=dt.np, order="C", copy=None), index), dt)
+def _result(arr, dt: DType, requires_grad: bool, index: int | None = None) -> Tensor:
+    if type(arr) is DeviceArray:  # drawn on the device already
+        t = _wrap(arr.astype(dt.np, copy=False), dt)
+    else:  # np.array keeps 0-dim draws 0-dim (np.ascontiguousarray would make them shape (1,))
+        t = _wrap(move_array(np.array(arr, dtype=dt.np, order="C", copy=None), index), dt)
     if requires_grad:
         t.requires_grad = True
     return t
+
+
+def _uniform_on(generator, index: int | None, shape, dt: DType):
+    """Uniform [0, 1) draws in ``dt``'s compute precision (float32 or float64), on the CPU
+    (``index`` None) or drawn on CUDA device ``index`` from the same Philox stream."""
+    gen = _gen(generator, index)
+    if index is None:
+        return _uniform(gen, shape, dt)
+    name = _draw_dtype(dt).name
+    state = gen.bit_generator.state
+    out = gpu.philox_uniform(state, tuple(shape), name, index)
+    gen.bit_generator.state = cuda_random.advance_state(state, out.size, name)
+    return out
+
+
+def _draw_dtype(dt: DType) -> DType:
+    return dtypes.float64 if dt is dtypes.float64 else dtypes.float32
 
 
 def _uniform(gen, shape, dt: DType) -> np.ndarray:
@@ -164,8 +187,7 @@ def rand(*size, generator: Generator | None = None, dtype: DType | None = None, 
     """Uniform samples in [0, 1)."""
     i = _index(as_device(device))
     dt = _float_dtype(dtype, "rand")
-    return _result(_uniform(_gen(generator, i), shape_arg(size, "rand"), dt), dt, requires_grad,
-                   i)
+    return _result(_uniform_on(generator, i, shape_arg(size, "rand"), dt), dt, requires_grad, i)
 
 
 def randn(*size, generator: Generator | None = None, dtype: DType | None = None, device=None,
@@ -226,12 +248,19 @@ def normal(mean, std=1.0, size=None, *, generator: Generator | None = None,
 
 def bernoulli(input: Tensor, p=None, *, generator: Generator | None = None) -> Tensor:
     """0/1 samples with probabilities ``input`` (or the scalar ``p``), in ``input``'s dtype."""
-    probs = host(input._data) if p is None else np.full(input._data.shape, p)
+    i = _index(input.device)
+    if i is not None:  # drawn and compared on the device
+        probs = input if p is None else float(p)
+        bad = ((probs < 0) | (probs > 1)).any().item() if p is None else not 0 <= p <= 1
+        if bad:
+            raise RuntimeError("bernoulli: all elements of input should be between 0 and 1")
+        u = _wrap(_uniform_on(generator, i, input.shape, dtypes.float64), dtypes.float64)
+        return (u < probs).to(input.dtype)
+    probs = input._data if p is None else np.full(input._data.shape, p)
     if np.any((probs < 0) | (probs > 1)):
         raise RuntimeError("bernoulli: all elements of input should be between 0 and 1")
-    i = _index(input.device)
-    draw = _uniform(_gen(generator, i), input._data.shape, dtypes.float64) < probs
-    return _result(draw, input.dtype, False, i)
+    draw = _uniform(_gen(generator), input._data.shape, dtypes.float64) < probs
+    return _result(draw, input.dtype, False)
 
 
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
@@ -276,8 +305,13 @@ def randint_like(input: Tensor, low, high=None, *, dtype=None, generator=None) -
 
 def fill_uniform_(t: Tensor, a: float = 0.0, b: float = 1.0, *, generator=None) -> Tensor:
     """In-place uniform samples in [a, b) (``Tensor.uniform_``)."""
-    vals = a + (b - a) * _uniform(_gen(generator, _index(t.device)), t._data.shape, t.dtype)
-    return _fill_(t, vals)
+    i = _index(t.device)
+    u = _uniform_on(generator, i, t._data.shape, t.dtype)
+    if i is not None:  # the same arithmetic, as kernels on the device
+        with no_grad():
+            u = (_wrap(u, _draw_dtype(t.dtype)) * (b - a) + a)._data
+        return _fill_(t, u)
+    return _fill_(t, a + (b - a) * u)
 
 
 def fill_normal_(t: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
@@ -287,9 +321,13 @@ def fill_normal_(t: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=No
 
 
 def fill_bernoulli_(t: Tensor, p=0.5, *, generator=None) -> Tensor:
-    probs = host(p._data) if isinstance(p, Tensor) else p
-    return _fill_(t, _uniform(_gen(generator, _index(t.device)), t._data.shape, dtypes.float64)
-                  < probs)
+    i = _index(t.device)
+    u = _uniform_on(generator, i, t._data.shape, dtypes.float64)
+    if i is not None:
+        with no_grad():
+            return _fill_(t, (_wrap(u, dtypes.float64) < (p.to(t.device) if isinstance(p, Tensor)
+                                                          else p))._data)
+    return _fill_(t, u < (p._data if isinstance(p, Tensor) else p))
 
 
 def _fill_(t: Tensor, values: np.ndarray) -> Tensor:

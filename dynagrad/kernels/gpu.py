@@ -119,3 +119,27 @@ def _dense(x: DeviceArray) -> DeviceArray:
 
 
 _THIS = sys.modules[__name__]
+
+
+_ROUND_KEYS: dict = {}  # (device, key) -> the Philox round keys on that device
+
+
+def philox_uniform(state: dict, shape: tuple, dtype, device_index: int) -> DeviceArray:
+    """Uniform [0, 1) floats on a GPU continuing the NumPy Philox stream in ``state`` (the
+    caller advances the stream by the draws made: ``cuda_random.advance_state``)."""
+    from . import cuda_random
+    out = DeviceArray.empty(shape, dtype, device_index)
+    key = tuple(int(k) for k in state["state"]["key"])
+    keys = _ROUND_KEYS.get((device_index, key))
+    if keys is None:
+        keys = _ROUND_KEYS[(device_index, key)] = DeviceArray.from_host(
+            cuda_random.round_keys(key), device_index)
+    name = np.dtype(dtype).name
+    u64 = np.uint64
+    ctr, buf = state["state"]["counter"], state["buffer"]
+    cuda.launch_flat(("philox_uniform", name), lambda: cuda_random.uniform_kernel(name),
+                     out.size, out.reshape(-1).kernel_view(), keys.kernel_view(),
+                     *(u64(c) for c in ctr), *(u64(b) for b in buf),
+                     np.int64(state["buffer_pos"]), np.int64(state["has_uint32"]),
+                     u64(state["uinteger"]))
+    return out

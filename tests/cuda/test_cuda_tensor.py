@@ -204,3 +204,38 @@ def test_deterministic_algorithms_give_the_cpu_order_bit_for_bit(cuda):
     finally:
         dg.use_deterministic_algorithms(False)
     np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())
+
+
+def _draw_sequence(dev):
+    dg.manual_seed(7)
+    return [dg.rand(3, device=dev), dg.rand(5, device=dev), dg.rand(2, dtype=dg.float64, device=dev),
+            dg.rand(1, device=dev), dg.randn(3, device=dev), dg.rand(9, device=dev),
+            dg.rand(4, 3, dtype=dg.float16, device=dev), dg.empty(6, device=dev).uniform_(-2, 3),
+            dg.bernoulli(dg.full((7,), 0.3, device=dev)), dg.empty(5, device=dev).bernoulli_(0.6),
+            dg.rand(300, device=dev), dg.rand(0, device=dev), dg.rand(2, device=dev),
+            dg.nn.functional.dropout(dg.ones(10, device=dev), 0.4)]
+
+
+def test_uniform_draws_on_the_device_continue_the_cpu_stream_exactly(cuda):
+    """Uniform numbers are drawn by a Philox kernel on the GPU; odd 32-bit counts, float64 words,
+    normal draws (host) and dropout in between must leave both streams at the same place."""
+    for want, got in zip(_draw_sequence("cpu"), _draw_sequence(cuda)):
+        assert got.is_cuda
+        np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_philox_state_advance_matches_numpy(dtype):
+    from dynagrad.kernels import cuda_random
+    for start in (0, 1, 3, 4, 7):
+        for n in (0, 1, 2, 5, 8, 9, 33):
+            g = np.random.Generator(np.random.Philox(key=11))
+            g.random(start, dtype=np.float32)
+            predicted = cuda_random.advance_state(g.bit_generator.state, n, dtype)
+            g.random(n, dtype=np.dtype(dtype))
+            actual = g.bit_generator.state
+            for k in ("buffer_pos", "has_uint32", "uinteger"):
+                assert predicted[k] == actual[k], (start, n, k)
+            np.testing.assert_array_equal(predicted["buffer"], actual["buffer"])
+            np.testing.assert_array_equal(predicted["state"]["counter"],
+                                          actual["state"]["counter"])

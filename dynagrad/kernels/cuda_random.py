@@ -1,0 +1,171 @@
+"""Uniform random numbers drawn on a GPU, bit for bit the numbers NumPy's Philox stream gives.
+
+dynagrad's generators are NumPy ``Philox`` (4x64, 10 rounds) streams. Philox is counter-based:
+the n-th 64-bit word of a stream is a pure function of (key, counter, n), so every GPU thread
+computes its own words and a draw of any size runs in parallel, yet lands exactly where a CPU draw
+of the same seed would. The host then moves the generator's state past the words used, as if
+NumPy had drawn them (``advance_state``).
+
+Uniform floats are NumPy's: float32 ``(u32 >> 8) * 2**-24`` from successive 32-bit halves (low,
+then high) of the words, float64 ``(u64 >> 11) * 2**-53`` from whole words. Normal draws use
+NumPy's ziggurat, whose rejections consume a data-dependent number of words: they stay on the host.
+
+Example:
+    >>> import numpy as np
+    >>> state = np.random.Philox(key=5).state
+    >>> block([1, 0, 0, 0], [5, 0])[0] == 13535223855206698129  # NumPy's first word for key 5
+    True
+"""
+from __future__ import annotations
+
+import numpy as np
+
+_M64 = (1 << 64) - 1
+_MULT = (0xD2E7470EE14C6C93, 0xCA5A826395121157)
+_BUMP = (0x9E3779B97F4A7C15, 0xBB67AE8584CAA73B)
+ROUNDS = 10
+
+
+def block(counter, key) -> list:
+    """The four 64-bit words Philox4x64-10 gives for ``counter`` (4 words) and ``key`` (2)."""
+    c, k = [int(v) for v in counter], [int(v) for v in key]
+    for r in range(ROUNDS):
+        if r:
+            k = [(k[0] + _BUMP[0]) & _M64, (k[1] + _BUMP[1]) & _M64]
+        p0, p1 = _MULT[0] * c[0], _MULT[1] * c[2]
+        c = [(p1 >> 64) ^ c[1] ^ k[0], p1 & _M64, (p0 >> 64) ^ c[3] ^ k[1], p0 & _M64]
+    return c
+
+
+def round_keys(key) -> np.ndarray:
+    """The key of every round, ``(ROUNDS, 2)`` uint64 (the kernel reads them, not adds them)."""
+    k = [int(key[0]), int(key[1])]
+    out = []
+    for r in range(ROUNDS):
+        if r:
+            k = [(k[0] + _BUMP[0]) & _M64, (k[1] + _BUMP[1]) & _M64]
+        out.append(k)
+    return np.array(out, dtype=np.uint64)
+
+
+def uniform_kernel(dtype: str) -> tuple:
+    """``(source, name, signature, description)`` of the uniform kernel for float32 / float64."""
+    from numba.core import types
+    u64 = types.uint64
+    signature = (types.Array(getattr(types, dtype), 1, "C"), types.Array(u64, 2, "C"),
+                 u64, u64, u64, u64, u64, u64, u64, u64, types.int64, types.int64, u64)
+    if dtype == "float32":
+        draw = """\
+        if has and j == 0:
+            u = uint
+        else:
+            m = j - has
+            word = _word(m >> 1, keys, c0, c1, c2, c3, b0, b1, b2, b3, pos)
+            u = (word >> _U32) if (m & 1) else (word & _LOW)
+        out[j] = np.float32(u >> _U8) * np.float32(5.9604644775390625e-08)"""
+    else:
+        draw = """\
+        word = _word(j, keys, c0, c1, c2, c3, b0, b1, b2, b3, pos)
+        out[j] = np.float64(word >> _U11) * 1.1102230246251565e-16"""
+    src = _PRELUDE + f"""\
+@cuda.jit(cache=True)
+def kernel(out, keys, c0, c1, c2, c3, b0, b1, b2, b3, pos, has, uint):
+    for j in range(cuda.grid(1), out.shape[0], cuda.gridsize(1)):
+{draw}
+"""
+    return src, "kernel", signature, f"philox uniform {dtype}"
+
+
+# Device code shared by both kernels. 64x64 -> 128-bit products are built from 32-bit limbs, so
+# no intermediate overflows (the same code then runs on the simulator's NumPy scalars).
+_PRELUDE = """\
+import numpy as np
+from numba import cuda
+
+_LOW = np.uint64(0xFFFFFFFF)
+_U32 = np.uint64(32)
+_U8 = np.uint64(8)
+_U11 = np.uint64(11)
+_M0 = np.uint64(0xD2E7470EE14C6C93)
+_M1 = np.uint64(0xCA5A826395121157)
+
+
+@cuda.jit(device=True)
+def _mulhilo(a, b):
+    a_lo, a_hi = a & _LOW, a >> _U32
+    b_lo, b_hi = b & _LOW, b >> _U32
+    p0, p1, p2, p3 = a_lo * b_lo, a_lo * b_hi, a_hi * b_lo, a_hi * b_hi
+    mid = (p0 >> _U32) + (p1 & _LOW) + (p2 & _LOW)
+    return p3 + (p1 >> _U32) + (p2 >> _U32) + (mid >> _U32), ((mid & _LOW) << _U32) | (p0 & _LOW)
+
+
+@cuda.jit(device=True)
+def _philox(keys, x0, x1, x2, x3, lane):
+    for r in range(keys.shape[0]):
+        hi0, lo0 = _mulhilo(_M0, x0)
+        hi1, lo1 = _mulhilo(_M1, x2)
+        x0, x1, x2, x3 = hi1 ^ x1 ^ keys[r, 0], lo1, hi0 ^ x3 ^ keys[r, 1], lo0
+    if lane == 0:
+        return x0
+    if lane == 1:
+        return x1
+    if lane == 2:
+        return x2
+    return x3
+
+
+@cuda.jit(device=True)
+def _word(w, keys, c0, c1, c2, c3, b0, b1, b2, b3, pos):
+    # the w-th 64-bit word from now: first what is left of the buffered block, then new blocks
+    # (the counter steps before each block, as NumPy's Philox does)
+    left = 4 - pos
+    if w < left:
+        i = pos + w
+        if i == 0:
+            return b0
+        if i == 1:
+            return b1
+        if i == 2:
+            return b2
+        return b3
+    t = w - left
+    n0 = c0 + np.uint64(t // 4 + 1)
+    n1 = c1 + np.uint64(1) if n0 < c0 else c1
+    return _philox(keys, n0, n1, c2, c3, t % 4)
+
+
+"""
+
+
+def advance_state(state: dict, n: int, dtype: str) -> dict:
+    """The Philox state after ``n`` uniform draws of ``dtype`` (what NumPy's would be)."""
+    ctr = [int(v) for v in state["state"]["counter"]]
+    key = state["state"]["key"]
+    buf = [int(v) for v in state["buffer"]]
+    pos, has, uint = int(state["buffer_pos"]), int(state["has_uint32"]), int(state["uinteger"])
+    if dtype == "float32":
+        if has and n:
+            n, has = n - 1, 0
+        words, odd = (n + 1) // 2, n % 2
+    else:
+        words, odd = n, 0
+    last = None
+    if words:
+        left = 4 - pos
+        if words <= left:
+            pos += words
+        else:
+            blocks = (words - left + 3) // 4
+            ctr[0] += blocks
+            if ctr[0] > _M64:  # carry into the next counter word
+                ctr[0] &= _M64
+                ctr[1] = (ctr[1] + 1) & _M64
+            buf = block(ctr, key)
+            pos = words - left - 4 * (blocks - 1)
+        last = buf[pos - 1]
+    if dtype == "float32" and words:  # NumPy keeps the last word's high half (used if odd)
+        has, uint = odd, last >> 32
+    return {"bit_generator": "Philox",
+            "state": {"counter": np.array(ctr, np.uint64), "key": np.array(key, np.uint64)},
+            "buffer": np.array(buf, np.uint64), "buffer_pos": pos, "has_uint32": has,
+            "uinteger": uint}
