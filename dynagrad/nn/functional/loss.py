@@ -333,17 +333,33 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = 
     reduction = _checked_reduction("nll_loss", size_average, reduce, reduction)
     x, target = _tensor(input, "nll_loss", "input"), _tensor(target, "nll_loss", "target")
     cdim = _class_target("nll_loss", x, target)
-    classes = x.shape[cdim]
-    t = _checked_targets("nll_loss", target, classes, ignore_index)
-    w = _class_weight("nll_loss", weight, classes, x.dtype)
-    valid = t != ignore_index
-    safe = np.where(valid, t, 0).reshape(target.shape)
-    wt = np.where(valid, w[np.where(valid, t, 0)], 0).astype(x.dtype.np).reshape(target.shape)
-    picked = x.gather(cdim, like(np.expand_dims(safe, cdim), x, dtypes.int64)).squeeze(cdim)
-    loss = -picked * like(wt, x, x.dtype)
+    loss, wt, _, _ = _target_terms("nll_loss", x, cdim, target, weight, ignore_index)
     if reduction == "mean":
-        return loss.sum() / float(wt.sum(dtype=np.float64))
+        return loss.sum() / wt.sum()
     return _reduce(loss, reduction)
+
+
+def _target_terms(name: str, logp: Tensor, cdim: int, target: Tensor, weight,
+                  ignore_index: int) -> tuple:
+    """``(-w[t] * logp[t], w[t], valid, w)`` per sample on ``logp``'s device, 0 where the target
+    is ``ignore_index`` (``w`` is None without class weights). The targets stay where they are:
+    only their smallest and largest value are read back, to check them before any kernel runs."""
+    classes = logp.shape[cdim]
+    target = target.to(logp.device)
+    valid = target != ignore_index
+    safe = where(valid, target, 0)
+    if safe.numel():
+        lo, hi = int(safe.amin().item()), int(safe.amax().item())
+        if lo < 0 or hi >= classes:  # name the first bad target
+            _checked_targets(name, target, classes, ignore_index)
+    if weight is not None:
+        _class_weight_shape(name, weight, classes)
+        w = weight.to(logp.device, logp.dtype)
+        wt = where(valid, w.index_select(0, safe.reshape(-1)).reshape(tuple(safe.shape)), 0.0)
+    else:
+        w, wt = None, valid.to(logp.dtype)
+    picked = _gather(logp, cdim, safe.unsqueeze(cdim)).squeeze(cdim)  # targets checked above
+    return -picked * wt, wt, valid, w
 
 
 class CrossEntropyBackward0(Node):
@@ -441,29 +457,14 @@ def _ce_indices_device(x: Tensor, cdim: int, target: Tensor, weight, ignore_inde
                        reduction: str, eps: float) -> Tensor:
     """Cross-entropy with class-index targets from ``log_softmax`` and ``gather`` on the inputs'
     device (autograd gives the gradient): per sample ``(1-eps) w[t] (-logp[t]) + eps/C sum_c w[c]
-    (-logp[c])``, 0 where the target is ``ignore_index``. Targets and weights stay on the device:
-    only the smallest and largest target are read back, to check them before any kernel runs."""
-    classes = x.shape[cdim]
-    target = target.to(x.device)
-    valid = target != ignore_index
-    safe = where(valid, target, 0)
-    if safe.numel():
-        lo, hi = int(safe.amin().item()), int(safe.amax().item())
-        if lo < 0 or hi >= classes:  # name the first bad target, as the CPU path does
-            _checked_targets("cross_entropy", target, classes, ignore_index)
-    if weight is not None:
-        _class_weight_shape("cross_entropy", weight, classes)
-        w = weight.to(x.device, x.dtype)
-        wt = where(valid, w.index_select(0, safe.reshape(-1)).reshape(tuple(safe.shape)), 0.0)
-    else:
-        w, wt = None, valid.to(x.dtype)
+    (-logp[c])``, 0 where the target is ``ignore_index`` (see ``_target_terms``)."""
     logp = log_softmax(x, cdim)
-    picked = _gather(logp, cdim, safe.unsqueeze(cdim)).squeeze(cdim)  # targets checked above
-    loss = -picked * wt * (1.0 - eps) if eps else -picked * wt
+    loss, wt, valid, w = _target_terms("cross_entropy", logp, cdim, target, weight, ignore_index)
     if eps:
+        classes = x.shape[cdim]
         summed = (logp * w.reshape([classes if i == cdim else 1 for i in range(x.ndim)])
                   ).sum(cdim) if w is not None else logp.sum(cdim)
-        loss = loss + summed * valid.to(x.dtype) * (-eps / classes)
+        loss = loss * (1.0 - eps) + summed * valid.to(x.dtype) * (-eps / classes)
     if reduction == "none":
         return loss
     if reduction == "sum":
