@@ -189,6 +189,8 @@ CASES = {
     "embedding": (lambda w, i: F.embedding(i, w, padding_idx=1, scale_grad_by_freq=True),
                   [f(5, 3), np.array([[1, 0, 3], [0, 1, 0]])]),
     "embedding_max_norm": (_embedding_renorm, [f(5, 3) * 2, np.array([4, 0, 4])]),
+    "embedding_on_device": (lambda w, i: F.embedding(i, w, padding_idx=1),  # indices stay there
+                            [f(5, 3), np.array([[1, 0, 3], [0, 1, 4]])]),
     "dropout": (lambda x: (dg.manual_seed(3), F.dropout(x, 0.4))[1], [f(4, 5)]),
     "dropout2d": (lambda x: (dg.manual_seed(4), F.dropout2d(x, 0.5))[1], [f(2, 4, 2, 2)]),
 }

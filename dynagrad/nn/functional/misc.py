@@ -24,6 +24,7 @@ from ...autograd import grad_mode
 from ...autograd.function import Node, record
 from ...creation import zeros
 from ...errors import describe
+from ...ops.elementwise import where
 from ...kernels import cpu
 from ...random import rand
 from ...tensor import Tensor, _wrap
@@ -157,6 +158,24 @@ class EmbeddingBackward0(Node):
         return (_wrap(table.astype(g.dtype.np, copy=False), g.dtype),)
 
 
+def _embedding_device(input: Tensor, weight: Tensor, padding_idx) -> Tensor:
+    """``embedding`` on a GPU from ``index_select`` (whose backward scatter-adds the rows), with
+    the indices kept there: only their smallest and largest value are read back, for the range
+    check. Rows looked up at ``padding_idx`` come from a detached copy, so they get no gradient."""
+    num, dim = weight.shape
+    idx = input.to(weight.device).reshape(-1).long()
+    if idx.numel():
+        lo, hi = int(idx.amin().item()), int(idx.amax().item())
+        if lo < 0 or hi >= num:
+            raise IndexError(f"embedding(): index out of range in self: index "
+                             f"{lo if lo < 0 else hi} is not in [0, {num}) for weight "
+                             f"{describe(weight)}")
+    rows = weight.index_select(0, idx)
+    if padding_idx is not None:
+        rows = where((idx == padding_idx).unsqueeze(1), rows.detach(), rows)
+    return rows.reshape(tuple(input.shape) + (dim,))
+
+
 def _renorm_rows(weight: Tensor, idx: np.ndarray, max_norm: float, norm_type: float) -> None:
     """Scale the looked-up rows whose ``norm_type``-norm exceeds ``max_norm`` down to it, in
     place (as PyTorch's ``embedding_renorm_``: this modifies ``weight`` outside autograd)."""
@@ -203,6 +222,8 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
             raise ValueError(f"embedding(): Padding_idx must be within num_embeddings "
                              f"(got padding_idx={padding_idx}, num_embeddings={num})")
         padding_idx = padding_idx + num if padding_idx < 0 else padding_idx
+    if weight.is_cuda and max_norm is None and not scale_grad_by_freq:
+        return _embedding_device(input, weight, padding_idx)
     idx = np.ascontiguousarray(host_array(input), dtype=np.int64).reshape(-1)
     if idx.size and (idx.min() < 0 or idx.max() >= num):
         bad = int(idx[(idx < 0) | (idx >= num)][0])
