@@ -174,11 +174,22 @@ def getitem(x: Tensor, key) -> Tensor:
 
 
 def _device_getitem(x: Tensor, key):
-    """``x[key]`` without leaving the GPU for the common advanced keys: index or mask tensors over
-    the leading dims (``x[idx]``, ``x[i, j]``, ``x[mask]``, optionally followed by ``...`` or full
-    slices). Masks become indices through ``nonzero``; the indices fold into one flat position per
-    result row, and one ``index_select`` gathers the rows (differentiable through it). Returns
-    None for any other key (the general path handles it)."""
+    """``x[key]`` without leaving the GPU for the common advanced keys (see ``_device_rows``): one
+    ``index_select`` gathers the selected rows (differentiable through it). None for other keys."""
+    found = _device_rows(x, key)
+    if found is None:
+        return None
+    rows, flat, shape = found
+    return rows.index_select(0, flat).reshape(shape + tuple(rows.shape[1:]))
+
+
+def _device_rows(x: Tensor, key):
+    """For a key of index or mask tensors over the leading dims (``x[idx]``, ``x[i, j]``,
+    ``x[mask]``, optionally followed by ``...`` or full slices): ``(rows, flat, shape)``, where
+    ``rows`` views ``x`` with the indexed dims folded into one, ``flat`` (1-D, on the device) holds
+    the row of every selected element and ``shape`` is the indices' broadcast shape. Masks become
+    indices through ``nonzero``; only index bounds (two numbers each) are read back. None for any
+    other key (the general path handles it)."""
     parts = key if isinstance(key, tuple) else (key,)
     lead = []
     for i, k in enumerate(parts):
@@ -216,8 +227,27 @@ def _device_getitem(x: Tensor, key):
     from ._util import broadcast_shapes
     shape = broadcast_shapes("index", *(tuple(k.shape) for k in indices))
     rows = x.reshape((math.prod(sizes),) + tuple(x.shape[len(sizes):]))
-    picked = rows.index_select(0, flat.expand(shape).reshape(-1))
-    return picked.reshape(shape + tuple(x.shape[len(sizes):]))
+    return rows, flat.expand(shape).reshape(-1), shape
+
+
+def _device_index_put(x: Tensor, key, value, accumulate: bool):
+    """Out-of-place ``x[key] = value`` (or ``+=``) on the GPU for the keys ``_device_rows`` takes,
+    from differentiable ops (a scatter of rows, or ``index_add``). None for other keys."""
+    found = _device_rows(x, key)
+    if found is None:
+        return None
+    rows, flat, shape = found
+    rest = tuple(rows.shape[1:])
+    if not isinstance(value, Tensor):
+        from ..creation import full
+        value = full((), value, dtype=x.dtype, device=x.device)
+    src = value.to(x.device).expand(shape + rest).reshape((flat.shape[0],) + rest)
+    if accumulate:
+        out = rows.index_add(0, flat, src)
+    else:  # repeated rows: one of the values wins, as with NumPy and PyTorch
+        where_rows = flat.reshape((-1,) + (1,) * len(rest)).expand(tuple(src.shape))
+        out = rows.scatter(0, where_rows, src)
+    return out.reshape(tuple(x.shape))
 
 
 def _check_mask_shape(x: Tensor, mask: Tensor, dim: int) -> None:
@@ -254,9 +284,13 @@ def _written_mask(shape, key) -> np.ndarray:
 def index_put(x: Tensor, key, value, accumulate: bool = False) -> Tensor:
     """Out-of-place ``x[key] = value`` (the differentiable form used by ``__setitem__``);
     ``accumulate=True`` adds instead, repeated indices adding up."""
-    np_key, _ = _normalize_key(x, key)
     if isinstance(value, Tensor) and value.dtype is not x.dtype:
         value = value.to(x.dtype)
+    if not is_host(x._data):
+        res = _device_index_put(x, key, value, accumulate)
+        if res is not None:
+            return res
+    np_key, _ = _normalize_key(x, key)
     out = x._data.copy()
     v = value._data if isinstance(value, Tensor) else value
     if accumulate:
@@ -364,6 +398,13 @@ def setitem(x: Tensor, key, value) -> None:
                                "operation.")
         rebase_inplace(x, lambda old: index_put(old, key, value))
         return
+    if not is_host(x._data):
+        with grad_mode.no_grad():
+            res = _device_index_put(x, key, value, False)
+        if res is not None:
+            _assign(x._data, (Ellipsis,), res._data)
+            x._vc[0] += 1
+            return
     np_key, _ = _normalize_key(x, key)
     _assign(x._data, np_key, value._data if vt is not None else value)
     x._vc[0] += 1

@@ -224,3 +224,38 @@ def test_nonzero_on_cuda_matches_cpu(value, cuda, same):
 def test_out_of_range_device_index_is_refused(cuda):
     with pytest.raises(IndexError, match="index 5 is out of bounds for dimension 0 with size 4"):
         dg.zeros(4, 2, device=cuda)[dg.tensor([1, 5], device=cuda)]
+
+
+WRITES = {  # x[key] = value with device keys, as masking code writes them
+    "rows_scalar": lambda t, d: t.__setitem__(dg.tensor([0, 2], device=d), 5.0),
+    "mask_zero": lambda t, d: t.__setitem__(t > 0, 0.0),
+    "pairs_values": lambda t, d: t.__setitem__(
+        (dg.tensor([1, 3], device=d), dg.tensor([2, 0], device=d)), dg.tensor([7.0, 8.0], device=d)),
+    "mask_rows": lambda t, d: t.__setitem__(dg.tensor([True, False, True, False], device=d),
+                                            dg.tensor([1.0, 2.0, 3.0], device=d)),
+    "accumulate": lambda t, d: t.copy_(dg.index_put(t, (dg.tensor([0, 0, 2], device=d),),
+                                                    dg.tensor([1.0, 2.0, 3.0], device=d),
+                                                    accumulate=True)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WRITES))
+def test_index_writes_on_cuda_match_cpu(name, cuda, same):
+    x = f(4, 3)
+    want, got = dg.tensor(x), dg.tensor(x, device=cuda)
+    WRITES[name](want, "cpu")
+    WRITES[name](got, cuda)
+    same(got, want)
+
+
+def test_index_write_gradients_on_cuda_match_cpu(cuda, same):
+    grads, data = {}, f(4, 3)
+    for dev in ("cpu", cuda):
+        x = dg.tensor(data, device=dev, requires_grad=True)
+        v = dg.tensor([2.0, 3.0, 4.0], device=dev, requires_grad=True)
+        y = x * 1
+        y[dg.tensor([1, 2], device=dev)] = v
+        (y * y).sum().backward()
+        grads[str(dev)] = (x.grad, v.grad)
+    for got, want in zip(grads["cuda:0"], grads["cpu"]):
+        same(got, want)
