@@ -1,4 +1,5 @@
-"""Helpers shared by the examples: a tiny progress bar and the bundled digits data set."""
+"""Helpers shared by the examples: a tiny progress bar, the bundled digits data set and the
+``--device`` command-line option."""
 from __future__ import annotations
 
 import sys
@@ -50,7 +51,17 @@ def digits(test_fraction: float = 0.2, seed: int = 0, images: bool = True):
 
 def accuracy(model, x: dg.Tensor, y: dg.Tensor) -> float:
     model.eval()
+    device = next(model.parameters()).device
     with dg.no_grad():
-        pred = model(x).argmax(1)
+        pred = model(x.to(device)).argmax(1).cpu()
     model.train()
     return (pred == y).float().mean().item()
+
+
+def device_from_command_line(default: str = "cpu") -> str:
+    """``--device cuda`` (or ``cuda:1``, ``cpu``) from the command line: where to train."""
+    import argparse
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--device", default=default,
+                        help="cpu, cuda or cuda:N (the whole run moves there: model and batches)")
+    return parser.parse_args().device

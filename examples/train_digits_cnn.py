@@ -1,6 +1,6 @@
 """Train a small CNN on scikit-learn's bundled digits (8x8 images, no download).
 
-Run:  python examples/train_digits_cnn.py
+Run:  python examples/train_digits_cnn.py                 (add --device cuda for a GPU)
 Reaches >= 97% test accuracy in well under a minute on a 2-core CPU (kernels compile on the first
 run only; later runs load them from the disk cache).
 """
@@ -12,7 +12,7 @@ import dynagrad as dg
 import dynagrad.nn as nn
 from dynagrad.utils.data import DataLoader, TensorDataset
 
-from _common import Progress, accuracy, digits
+from _common import Progress, accuracy, device_from_command_line, digits
 
 
 def build_model() -> nn.Module:
@@ -23,12 +23,12 @@ def build_model() -> nn.Module:
         nn.Flatten(), nn.Linear(64 * 2 * 2, 128), nn.ReLU(), nn.Dropout(0.2), nn.Linear(128, 10))
 
 
-def main(epochs: int = 20) -> float:
+def main(epochs: int = 20, device: str = "cpu") -> float:
     dg.manual_seed(0)
     x_train, y_train, x_test, y_test = digits()
     loader = DataLoader(TensorDataset(x_train, y_train), batch_size=64, shuffle=True,
                         generator=dg.Generator().manual_seed(0))
-    model = build_model()
+    model = build_model().to(device)
     print(model)
     optimizer = dg.optim.Adam(model.parameters(), lr=3e-3)
     scheduler = dg.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=epochs)
@@ -37,6 +37,7 @@ def main(epochs: int = 20) -> float:
     for epoch in range(1, epochs + 1):
         bar = Progress(loader, f"epoch {epoch:2d}/{epochs}")
         for x, y in bar:
+            x, y = x.to(device), y.to(device)
             loss = loss_fn(model(x), y)
             optimizer.zero_grad()
             loss.backward()
@@ -50,7 +51,7 @@ def main(epochs: int = 20) -> float:
           f"loaded from disk {dg.kernels.cache_stats()['disk_loads']})")
     path = os.path.join(tempfile.gettempdir(), "digits_cnn.dg")
     dg.save(model.state_dict(), path)
-    restored = build_model()
+    restored = build_model().to(device)
     restored.load_state_dict(dg.load(path))
     print(f"saved the weights to {path}; reloaded model accuracy "
           f"{accuracy(restored, x_test, y_test):.4f}")
@@ -58,5 +59,5 @@ def main(epochs: int = 20) -> float:
 
 
 if __name__ == "__main__":
-    final = main()
+    final = main(device=device_from_command_line())
     assert final >= 0.97, f"expected >= 97% test accuracy, got {final:.4f}"

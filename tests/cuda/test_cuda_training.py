@@ -36,3 +36,4 @@ def test_training_on_cuda_follows_the_cpu_run_with_flat_memory(cuda):
     assert reserved[2:] == [reserved[2]] * 6, reserved
     assert allocated[2:] == [allocated[2]] * 6, allocated
     assert dg.cuda.max_memory_allocated() >= allocated[-1] > 0
+
