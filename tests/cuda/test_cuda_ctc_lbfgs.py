@@ -23,6 +23,8 @@ from dynagrad import optim
 from dynagrad.kernels.cuda_array import DeviceArray
 from dynagrad.tensor import Tensor
 
+from _branches import cuda_branch  # tests/cuda/_branches.py
+
 RNG = np.random.default_rng(0)
 
 
@@ -30,22 +32,13 @@ def log_probs(T, N, C, dtype=np.float64):
     return np.log(RNG.dirichlet(np.ones(C), size=(T, N))).astype(dtype)
 
 
-@contextlib.contextmanager
-def composite_path():
-    """CTC takes its device branch (the composed ops) while the tensors stay on the CPU."""
-    saved = Tensor.__dict__["is_cuda"]
-    Tensor.is_cuda = property(lambda self: True)
-    try:
-        yield
-    finally:
-        Tensor.is_cuda = saved
 
 
 def ctc_run(lp, targets, in_len, tg_len, device=None, composite=False, through_softmax=False,
             **kw):
     """Loss and the gradient of a weighted sum of it with respect to ``lp`` (the leaf)."""
     x = dg.tensor(lp, device=device, requires_grad=True)
-    with composite_path() if composite else contextlib.nullcontext():
+    with cuda_branch() if composite else contextlib.nullcontext():
         inp = x.log_softmax(-1) if through_softmax else x
         loss = F.ctc_loss(inp, targets, in_len, tg_len, **kw)
         weights = np.arange(1, loss.numel() + 1, dtype=lp.dtype).reshape(tuple(loss.shape))

@@ -21,6 +21,8 @@ import dynagrad.nn.functional as F
 from dynagrad.nn.functional.rnn import recurrent
 from dynagrad.tensor import Tensor
 
+from _branches import cuda_branch  # tests/cuda/_branches.py
+
 RNG = np.random.default_rng(0)
 
 
@@ -43,15 +45,6 @@ class Const:
         self.arr = arr
 
 
-@contextlib.contextmanager
-def composite_paths():
-    """Every nn op takes its CUDA branch (the composed ops) while the tensors stay on the CPU."""
-    saved = Tensor.__dict__["is_cuda"]
-    Tensor.is_cuda = property(lambda self: True)
-    try:
-        yield
-    finally:
-        Tensor.is_cuda = saved
 
 
 def _tensors(arrays, device, dtype):
@@ -77,7 +70,7 @@ def evaluate(fn, arrays, device=None, dtype=np.float64, composite=False):
     """``(outputs, input gradients)`` on the CPU after ``fn`` and a backward pass of a fixed
     random weighting of its float outputs."""
     tensors = _tensors(arrays, device, dtype)
-    with composite_paths() if composite else contextlib.nullcontext():
+    with cuda_branch() if composite else contextlib.nullcontext():
         outs = fn(*tensors)
         outs = outs if isinstance(outs, tuple) else (outs,)
         terms = [(o * _upstream(o)).sum() for o in outs if o.requires_grad]
