@@ -25,8 +25,10 @@ def _load() -> None:
     """Import numba.cuda once and record whether a device (or the simulator) can be used."""
     try:
         from numba import cuda
+        from numba.cuda.core import config  # numba-cuda's (Numba's own old CUDA target lacks it)
     except Exception as err:  # not installed, or its CUDA bindings are missing
-        _state.update(cuda=None, why=f"numba-cuda could not be imported ({err})", sim=False)
+        _state.update(cuda=None, why=f"numba-cuda is not installed or could not be imported "
+                                     f"({err})", sim=False)
         return
     try:
         ok = bool(cuda.is_available())
@@ -34,7 +36,6 @@ def _load() -> None:
         ok, why = False, str(err)
     else:
         why = "" if ok else _driver_error(cuda)
-    from numba.cuda.core import config
     _state.update(cuda=cuda if ok else None, why=why, sim=ok and bool(config.ENABLE_CUDASIM))
 
 

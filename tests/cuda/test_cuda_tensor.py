@@ -158,9 +158,12 @@ def test_module_to_moves_parameters_in_place(cuda):
     assert not m.cpu().weight.is_cuda and m.cuda().weight is w and w.is_cuda
 
 
-def test_without_cuda_every_device_request_fails_clearly(tmp_path):
-    """On a machine without CUDA (numba-cuda hidden here), asking for a cuda tensor, module or
-    load target raises a RuntimeError that says CUDA is unavailable and how to fix it."""
+@pytest.mark.parametrize("hidden", ["numba.cuda", "numba.cuda.core"],
+                         ids=["no_cuda_target", "numba_builtin_cuda_only"])
+def test_without_cuda_every_device_request_fails_clearly(tmp_path, hidden):
+    """On a machine without CUDA, asking for a cuda tensor, module or load target raises a
+    RuntimeError that says CUDA is unavailable and how to fix it. Hidden here: all of
+    ``numba.cuda``, or only numba-cuda's part (Numba's own old CUDA target is still there)."""
     import subprocess
     import sys
     import textwrap
@@ -168,7 +171,7 @@ def test_without_cuda_every_device_request_fails_clearly(tmp_path):
     dg.save({"w": dg.ones(2)}, saved)
     code = textwrap.dedent(f"""
         import sys
-        sys.modules['numba.cuda'] = None   # as if numba-cuda were not installed
+        sys.modules[{hidden!r}] = None   # as if numba-cuda were not installed
         import dynagrad as dg
         t = dg.zeros(2)
         calls = [t.cuda, lambda: t.to("cuda"), lambda: dg.zeros(2, device="cuda"),
