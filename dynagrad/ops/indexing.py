@@ -439,13 +439,39 @@ def _check_index(op: str, x: Tensor, dim: int, index: Tensor, limit_other: bool 
 
 
 def _index_range(index: Tensor) -> tuple:
-    """The smallest and largest position in ``index`` (on a GPU: two reductions there, and two
-    numbers read back rather than the whole index)."""
+    """The smallest and largest position in ``index``. On a GPU that means two reductions there
+    and two numbers read back (a synchronisation), so the answer is remembered on the tensor for
+    its current version: a backward pass, or a table used every step, checks for free."""
     arr = index._data
     if is_host(arr):
         return int(arr.min()), int(arr.max())
+    known = index.__dict__.get("_known_range")
+    if known is not None and known[0] == index._vc[0]:
+        return known[1], known[2]
     with grad_mode.no_grad():
-        return int(index.amin().item()), int(index.amax().item())
+        lo, hi = int(index.amin().item()), int(index.amax().item())
+    trust_range(index, lo, hi)
+    return lo, hi
+
+
+def trust_range(index: Tensor, lo: int, hi: int) -> Tensor:
+    """Record that ``index``'s values (as they are now) lie in ``[lo, hi]``, found by the caller,
+    so index ops taking it skip reading it back; a later in-place write makes the record stale.
+
+    Example: ``idx = trust_range(target.long(), lo, hi)`` after checking the targets once.
+    """
+    index._known_range = (index._vc[0], lo, hi)
+    return index
+
+
+def _same_range(alias: Tensor, index: Tensor) -> Tensor:
+    """``alias`` (a reshaped alias of ``index``'s memory) sharing ``index``'s version counter, so
+    a write to either invalidates the checked range both carry."""
+    alias._vc = index._vc
+    known = index.__dict__.get("_known_range")
+    if known is not None and known[0] == index._vc[0]:
+        trust_range(alias, known[1], known[2])
+    return alias
 
 
 def _three(arr: np.ndarray, d: int, shape) -> np.ndarray:
@@ -616,7 +642,7 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     res = _wrap(out.reshape(shape).astype(x.dtype.np, copy=False), x.dtype)
     if _tracks(x):
         node = _node("IndexSelectBackward0", _index_select_back)
-        node.args = (tuple(x.shape), d, _wrap(idx, int64))
+        node.args = (tuple(x.shape), d, _same_range(_wrap(idx, int64), index))
         record(node, (x, None), (res,))
     return res
 
@@ -641,7 +667,7 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1
     res = _wrap(out.astype(x.dtype.np, copy=False), x.dtype)
     if _tracks(x, source):
         node = _node("IndexAddBackward0", _index_add_back)
-        node.args = (d, _wrap(idx, int64), alpha)
+        node.args = (d, _same_range(_wrap(idx, int64), index), alpha)
         record(node, (x, None, source), (res,))
     return res
 

@@ -259,3 +259,12 @@ def test_index_write_gradients_on_cuda_match_cpu(cuda, same):
         grads[str(dev)] = (x.grad, v.grad)
     for got, want in zip(grads["cuda:0"], grads["cpu"]):
         same(got, want)
+
+
+def test_remembered_index_range_goes_stale_on_write(cuda):
+    x = dg.zeros(4, 2, device=cuda)
+    idx = dg.tensor([0, 3], device=cuda)
+    x.index_select(0, idx)          # checked once; the range is remembered
+    idx[1] = 7                      # an in-place write: the remembered range no longer holds
+    with pytest.raises(IndexError, match="index 7 is out of range for dimension 0 with size 4"):
+        x.index_select(0, idx)

@@ -37,3 +37,23 @@ def test_training_on_cuda_follows_the_cpu_run_with_flat_memory(cuda):
     assert allocated[2:] == [allocated[2]] * 6, allocated
     assert dg.cuda.max_memory_allocated() >= allocated[-1] > 0
 
+
+
+def test_a_training_step_reads_back_only_the_target_bounds(cuda, monkeypatch):
+    """Device-to-host reads stall a GPU: a classification step (forward, backward, SGD) reads
+    back just the smallest and largest target, for the range check; the backward re-checks
+    nothing it was given already checked (index ranges are remembered per tensor version)."""
+    from dynagrad.kernels.cuda_array import DeviceArray
+    reads = []
+    real = DeviceArray.to_host
+    monkeypatch.setattr(DeviceArray, "to_host", lambda self: reads.append(self.size) or real(self))
+    model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4)).to(cuda)
+    opt = dg.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    x, y = dg.randn(6, 8, device=cuda), dg.randint(0, 4, (6,), device=cuda)
+    for _ in range(2):
+        reads.clear()
+        loss = nn.functional.cross_entropy(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        assert reads == [1, 1], reads

@@ -26,7 +26,7 @@ from ...autograd.function import Function, Node, record
 from ...errors import describe
 from ...ops._util import as_tensor_arg, broadcast_shapes, wrap_dim
 from ...ops.elementwise import where
-from ...ops.indexing import _gather
+from ...ops.indexing import _gather, trust_range
 from ...ops.movement import cat
 from ...tensor import Tensor, _wrap
 from ._placement import host_array, like
@@ -348,6 +348,7 @@ def _target_terms(name: str, logp: Tensor, cdim: int, target: Tensor, weight,
     target = target.to(logp.device)
     valid = target != ignore_index
     safe = where(valid, target, 0)
+    lo = hi = 0
     if safe.numel():
         lo, hi = int(safe.amin().item()), int(safe.amax().item())
         if lo < 0 or hi >= classes:  # name the first bad target
@@ -355,10 +356,12 @@ def _target_terms(name: str, logp: Tensor, cdim: int, target: Tensor, weight,
     if weight is not None:
         _class_weight_shape(name, weight, classes)
         w = weight.to(logp.device, logp.dtype)
-        wt = where(valid, w.index_select(0, safe.reshape(-1)).reshape(tuple(safe.shape)), 0.0)
+        rows = w.index_select(0, trust_range(safe.reshape(-1), lo, hi))
+        wt = where(valid, rows.reshape(tuple(safe.shape)), 0.0)
     else:
         w, wt = None, valid.to(logp.dtype)
-    picked = _gather(logp, cdim, safe.unsqueeze(cdim)).squeeze(cdim)  # targets checked above
+    # checked once above: neither the gather nor its backward reads the targets back again
+    picked = _gather(logp, cdim, trust_range(safe.unsqueeze(cdim), lo, hi)).squeeze(cdim)
     return -picked * wt, wt, valid, w
 
 

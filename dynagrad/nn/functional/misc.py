@@ -25,6 +25,7 @@ from ...autograd.function import Node, record
 from ...creation import zeros
 from ...errors import describe
 from ...ops.elementwise import where
+from ...ops.indexing import trust_range
 from ...kernels import cpu
 from ...random import rand
 from ...tensor import Tensor, _wrap
@@ -170,6 +171,7 @@ def _embedding_device(input: Tensor, weight: Tensor, padding_idx) -> Tensor:
             raise IndexError(f"embedding(): index out of range in self: index "
                              f"{lo if lo < 0 else hi} is not in [0, {num}) for weight "
                              f"{describe(weight)}")
+        trust_range(idx, lo, hi)  # checked: index_select and its backward need not read it back
     rows = weight.index_select(0, idx)
     if padding_idx is not None:
         rows = where((idx == padding_idx).unsqueeze(1), rows.detach(), rows)
