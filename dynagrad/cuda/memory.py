@@ -23,6 +23,8 @@ __all__ = ["OutOfMemoryError", "empty_cache", "memory_allocated", "memory_reserv
 
 
 def _stat(device, key: str, op: str) -> int:
+    if device is None and not _runtime.is_available():
+        return 0  # as PyTorch: without CUDA nothing is allocated (naming a device still raises)
     return _mem.stats(_runtime.resolve(device, op))[key]
 
 

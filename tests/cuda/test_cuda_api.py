@@ -48,7 +48,10 @@ def test_without_numba_cuda_is_available_is_false_and_errors_say_how_to_fix():
         import dynagrad as dg
         print(dg.cuda.is_available(), dg.cuda.device_count())
         dg.cuda.empty_cache()              # allowed, as torch.cuda.empty_cache: nothing to free
-        for call in (dg.cuda.current_device, dg.cuda.synchronize, dg.cuda.memory_allocated,
+        print(dg.cuda.memory_allocated(), dg.cuda.memory_reserved(),
+              dg.cuda.max_memory_allocated())  # 0 0 0, as PyTorch without CUDA
+        for call in (dg.cuda.current_device, dg.cuda.synchronize,
+                     lambda: dg.cuda.memory_allocated(0),
                      dg.cuda.Stream, dg.cuda.Event, lambda: dg.cuda.set_device(0)):
             try:
                 call()
@@ -58,9 +61,9 @@ def test_without_numba_cuda_is_available_is_false_and_errors_say_how_to_fix():
                 print("NO ERROR")
     """)
     lines = out.splitlines()
-    assert lines[0] == "False 0"
-    assert len(lines) == 7 and all(line.startswith("ERR dg.cuda.") for line in lines[1:])
-    for line in lines[1:]:
+    assert lines[0] == "False 0" and lines[1] == "0 0 0"
+    assert len(lines) == 8 and all(line.startswith("ERR dg.cuda.") for line in lines[2:])
+    for line in lines[2:]:
         assert "CUDA is not available" in line and "numba-cuda" in line
         assert "NUMBA_ENABLE_CUDASIM=1" in line and "device='cpu'" in line
 
