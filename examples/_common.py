@@ -1,5 +1,5 @@
-"""Helpers shared by the examples: a tiny progress bar, the bundled digits data set and the
-``--device`` command-line option."""
+"""Helpers shared by the examples: a tiny progress bar, the bundled digits data set, a training
+epoch and the ``--device`` command-line option."""
 from __future__ import annotations
 
 import sys
@@ -47,6 +47,18 @@ def digits(test_fraction: float = 0.2, seed: int = 0, images: bool = True):
         x = x.reshape(-1, 1, 8, 8)
     return (dg.from_numpy(x[n_test:]), dg.from_numpy(y[n_test:]),
             dg.from_numpy(x[:n_test]), dg.from_numpy(y[:n_test]))
+
+
+def train_epoch(model, loader, loss_fn, optimizer, label: str, device: str = "cpu") -> None:
+    """One pass over ``loader``: each batch moved to ``device``, forward, backward, step."""
+    bar = Progress(loader, label)
+    for x, y in bar:
+        x, y = x.to(device), y.to(device)
+        loss = loss_fn(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        bar.postfix = f"loss {loss.item():.3f}"
 
 
 def accuracy(model, x: dg.Tensor, y: dg.Tensor) -> float:

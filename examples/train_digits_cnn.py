@@ -12,7 +12,7 @@ import dynagrad as dg
 import dynagrad.nn as nn
 from dynagrad.utils.data import DataLoader, TensorDataset
 
-from _common import Progress, accuracy, device_from_command_line, digits
+from _common import accuracy, device_from_command_line, digits, train_epoch
 
 
 def build_model() -> nn.Module:
@@ -35,14 +35,7 @@ def main(epochs: int = 20, device: str = "cpu") -> float:
     loss_fn = nn.CrossEntropyLoss()
     start = time.perf_counter()
     for epoch in range(1, epochs + 1):
-        bar = Progress(loader, f"epoch {epoch:2d}/{epochs}")
-        for x, y in bar:
-            x, y = x.to(device), y.to(device)
-            loss = loss_fn(model(x), y)
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            bar.postfix = f"loss {loss.item():.3f}"
+        train_epoch(model, loader, loss_fn, optimizer, f"epoch {epoch:2d}/{epochs}", device)
         scheduler.step()
         print(f"  test accuracy {accuracy(model, x_test, y_test):.4f}")
     acc = accuracy(model, x_test, y_test)

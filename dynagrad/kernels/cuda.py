@@ -505,15 +505,20 @@ def scatter3(out3, index3, src3, accumulate: bool, deterministic: bool = True) -
     kernel[_launch_1d(O * R * I if atomic else O * I)](out3, index3, src3)
 
 
+def _check_rows(op: str, table, index, rows, name: str) -> None:
+    """``rows`` holds one (O, ·, I) slice of the 3-D ``table`` per entry of the 1-D ``index``."""
+    _check_3d(op, table, rows)
+    _check_index(op, index, 1)
+    _check_same_dtype(op, table, rows)
+    want = (table.shape[0], index.shape[0], table.shape[2])
+    if tuple(rows.shape) != want:
+        raise ValueError(f"{op}: {name} {_describe(rows)} should have shape {want}")
+
+
 def index_select3(x3, index, out) -> None:
     """``out[o, k, i] = x3[o, index[k], i]`` (``index`` 1-D int64, valid)."""
     _runtime()
-    _check_3d("index_select3", x3, out)
-    _check_index("index_select3", index, 1)
-    _check_same_dtype("index_select3", x3, out)
-    want = (x3.shape[0], index.shape[0], x3.shape[2])
-    if tuple(out.shape) != want:
-        raise ValueError(f"index_select3: out {_describe(out)} should have shape {want}")
+    _check_rows("index_select3", x3, index, out, "out")
     if out.size == 0:
         return
     t = _tname(x3.dtype)
@@ -529,12 +534,7 @@ def index_add3(out3, index, src3, deterministic: bool = True) -> None:
     over k too; float sums then vary in their last bits).
     """
     _runtime()
-    _check_3d("index_add3", out3, src3)
-    _check_index("index_add3", index, 1)
-    _check_same_dtype("index_add3", out3, src3)
-    want = (out3.shape[0], index.shape[0], out3.shape[2])
-    if tuple(src3.shape) != want:
-        raise ValueError(f"index_add3: src {_describe(src3)} should have shape {want}")
+    _check_rows("index_add3", out3, index, src3, "src")
     if src3.size == 0:
         return
     t = _tname(out3.dtype)
