@@ -30,9 +30,17 @@ def _as_tuple(x) -> tuple:
     return (x,)
 
 
+_ONE: dict = {}  # NumPy dtype -> a 0-d array holding 1, copied for each scalar root
+
+
 def _ones_like(out):
     arr = out._data
     if type(arr) is np.ndarray:
+        if not arr.ndim:  # loss.backward(): a copy of a cached scalar beats np.ones' Python path
+            one = _ONE.get(arr.dtype)
+            if one is None:
+                one = _ONE[arr.dtype] = np.ones((), arr.dtype)
+            return _wrap(one.copy(), out.dtype)
         return _wrap(np.ones(arr.shape, arr.dtype), out.dtype)
     from ..ops.placement import full_like_array
     return _wrap(full_like_array(arr, arr.shape, 1, arr.dtype), out.dtype)
@@ -64,19 +72,20 @@ def _root_grads(outputs, grad_outputs) -> list:
 def _topological(roots) -> list:
     """Nodes reachable from ``roots``, each before every node it feeds (iterative DFS)."""
     order, seen = [], set()
-    stack = [(r, False) for r in roots]
+    # entries are nodes to visit, or a node wrapped in a 1-tuple: "all its inputs are done"
+    stack = list(roots)
     while stack:
-        node, done = stack.pop()
-        if done:
-            order.append(node)
+        node = stack.pop()
+        if type(node) is tuple:
+            order.append(node[0])
             continue
         if node in seen:
             continue
         seen.add(node)
-        stack.append((node, True))
+        stack.append((node,))
         for edge in node.next_functions:
             if edge is not None and edge[0] not in seen:
-                stack.append((edge[0], False))
+                stack.append(edge[0])
     order.reverse()  # post-order reversed: producers of gradient come first
     return order
 
@@ -91,7 +100,7 @@ def run_backward(outputs, grad_outputs, retain_graph: bool, create_graph: bool,
     root_grads = _root_grads(outputs, grad_outputs)
     # tensors the engine may store as a leaf's .grad without copying: fresh results nobody else
     # holds. The user's gradient= tensors are never taken over; a taken tensor is not reused.
-    owned = _Ownership({id(g) for g in grad_outputs if g is not None})
+    taken = {id(g) for g in grad_outputs if g is not None}
     root_edges = [(o.grad_fn, o._output_nr) if o.grad_fn is not None else (accumulator(o), 0)
                   for o in outputs]
     order = _topological([e[0] for e in root_edges])
@@ -132,14 +141,14 @@ def run_backward(outputs, grad_outputs, retain_graph: bool, create_graph: bool,
                 for nr, k, t in targets[node]:
                     captured[k] = grads[nr]
                     if accumulate:
-                        _accumulate(t, grads[nr], create_graph, owned)
+                        _accumulate(t, grads[nr], create_graph, taken)
                 if is_leaf or not any(
                         e is not None and e[0] in live for e in node.next_functions):
                     continue
             if is_leaf:
                 leaf = node.variable
                 if accumulate and targets is None and leaf is not None:
-                    _accumulate(leaf, grads[0], create_graph, owned)
+                    _accumulate(leaf, grads[0], create_graph, taken)
                 continue
             if len(grads) > 1 or grads[0] is None:
                 grads = _materialize(node, grads)
@@ -207,36 +216,34 @@ def _materialize(node, grads) -> list:
             for g, (shape, dtype) in zip(grads, node._output_meta)]
 
 
-class _Ownership:
-    """Decides whether a gradient tensor can become ``.grad`` as it is (no copy)."""
-
-    def __init__(self, foreign_ids: set):
-        self._taken = set(foreign_ids)
-
-    def take(self, g, leaf) -> bool:
-        arr = g._data
-        if (id(g) in self._taken or arr.base is not None or not arr.flags.c_contiguous
-                or not arr.flags.writeable or g.grad_fn is not None or leaf._hooks):
-            # a view, the user's tensor, already some leaf's grad, in a graph, or seen by a
-            # hook that may have kept it
-            return False
-        self._taken.add(id(g))
-        return True
+def _take(g, leaf, taken: set) -> bool:
+    """Whether gradient ``g`` can become ``leaf.grad`` as it is (no copy); ``taken`` holds the
+    ids of tensors that may not (the user's ``gradient=`` tensors, grads already stored)."""
+    arr = g._data
+    if (id(g) in taken or arr.base is not None or not arr.flags.c_contiguous
+            or not arr.flags.writeable or g.grad_fn is not None or leaf._hooks):
+        # a view, the user's tensor, already some leaf's grad, in a graph, or seen by a
+        # hook that may have kept it
+        return False
+    taken.add(id(g))
+    return True
 
 
-def _accumulate(t, g, create_graph: bool, owned: _Ownership) -> None:
+def _accumulate(t, g, create_graph: bool, taken: set) -> None:
     if g is None:
         return
     if g.dtype is not t.dtype:
         g = g.to(t.dtype)
-    current = t.grad
+    current = t._grad
     if current is None:
         # store a tensor the user may modify in place: never a view or an alias of another grad
         # (with create_graph the copy is recorded, so the stored grad stays differentiable)
         if create_graph:
             t.grad = g.clone()
+        elif g._data.shape == t._data.shape and _take(g, t, taken):
+            t._grad = g  # the shape and dtype the setter would check are known to match
         else:
-            t.grad = g if owned.take(g, t) else g.detach().clone()
+            t.grad = g.detach().clone()
     elif create_graph:
         t.grad = current + g
     else:  # the engine runs with grad mode off here: a plain in-place add

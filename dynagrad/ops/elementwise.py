@@ -82,7 +82,9 @@ class _ElementwiseNode(Node):
     def backward(self, g):
         saved = self.saved_tensors
         n = len(self.meta)
-        inputs = [s if s is not None else a for s, a in zip(saved[:n], self.scalars)]
+        scalars = self.scalars
+        inputs = saved[:n] if scalars is _NO_SCALARS else [
+            s if s is not None else a for s, a in zip(saved[:n], scalars)]
         out = saved[n]
         if out is not None and grad_mode.GRAD_ENABLED[0]:
             # create_graph: the saved output is a history-free alias; a formula that reads it

@@ -103,13 +103,24 @@ def _expand_back(g: Tensor, shape: tuple, dims: tuple, keepdim: bool) -> Tensor:
 
 # --- sum / mean / prod --------------------------------------------------------------------
 
+_FILL_MAX = 1 << 16  # elements: up to here SumBackward0 fills a buffer instead of a view
+
+
 class SumBackward0(Node):
     def backward(self, g):
         if grad_mode.GRAD_ENABLED[0]:  # create_graph: keep the expansion differentiable
             return (_expand_back(g, self.shape, self.dims, self.keepdim),)
+        gd = g._data
+        shape = self.shape
+        if gd.ndim == 0 and type(gd) is np.ndarray and math.prod(shape) <= _FILL_MAX:
+            # a full sum of a small tensor: a filled buffer costs less than building a
+            # stride-0 view, and the consumers then take their contiguous kernels
+            res = np.empty(shape, gd.dtype)
+            res.fill(gd)
+            return (_wrap(res, g.dtype),)
         # every input element receives its output's gradient: a stride-0 view, no copy
-        gd = g._data.reshape(_keep_shape(self.shape, self.dims))
-        return (_wrap(_broadcast_view(gd, tuple(self.shape)), g.dtype),)
+        gd = gd.reshape(_keep_shape(shape, self.dims))
+        return (_wrap(_broadcast_view(gd, tuple(shape)), g.dtype),)
 
 
 class MeanBackward0(Node):
