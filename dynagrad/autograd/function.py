@@ -47,7 +47,10 @@ class Node:
     # saved tensors -------------------------------------------------------------------------
     def save(self, *tensors) -> None:
         self._saved = tensors
-        self._saved_versions = tuple(None if t is None else t._vc[0] for t in tensors)
+        if len(tensors) == 2 and tensors[0] is not None and tensors[1] is not None:
+            self._saved_versions = (tensors[0]._vc[0], tensors[1]._vc[0])  # the hot case
+        else:
+            self._saved_versions = tuple([None if t is None else t._vc[0] for t in tensors])
 
     @property
     def saved_tensors(self) -> tuple:
@@ -161,7 +164,16 @@ def accumulator(t) -> AccumulateGrad:
 
 def record(node: Node, inputs, outputs) -> Node:
     """Connect ``node`` to the tensors ``inputs`` and make it the grad_fn of ``outputs``."""
-    node.next_functions = tuple([None if t is None else edge_of(t) for t in inputs])
+    if len(inputs) == 1:  # the hot case, with edge_of inlined
+        t = inputs[0]
+        if t is None or not t._requires_grad:
+            node.next_functions = (None,)
+        elif t.grad_fn is not None:
+            node.next_functions = ((t.grad_fn, t._output_nr),)
+        else:
+            node.next_functions = ((accumulator(t), 0),)
+    else:
+        node.next_functions = tuple([None if t is None else edge_of(t) for t in inputs])
     if len(outputs) == 1:  # one output always receives its gradient: no metadata needed
         o = outputs[0]
         o.grad_fn, o._output_nr, o._requires_grad = node, 0, True

@@ -17,13 +17,13 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd import grad_mode
-from ..autograd.function import Node, edge_of
+from ..autograd.function import Node, accumulator, edge_of
 from ..dtypes import bool_, result_type
 from ..errors import describe
 from ..kernels import cache as kernel_cache
 from ..kernels import cpu, gpu, memory
 from ..kernels.cuda_array import DeviceArray
-from ..tensor import TENSOR_TYPES, Tensor, _wrap
+from ..tensor import TENSOR_TYPES, Tensor, _new, _wrap
 from ._util import broadcast_shapes
 from .placement import common_device, host
 from .registry import REGISTRY, register
@@ -76,8 +76,17 @@ class Elementwise:
         raise AssertionError(rule)
 
 
+_NO_PARAMS: dict = {}
+_NO_SCALARS = (None, None)
+
+
 class _ElementwiseNode(Node):
     op: Elementwise
+    # what a node of an op that saves nothing, with tensor inputs and no parameters, holds
+    # (one layout fits both arities: inputs, then the output)
+    _saved = (None, None, None)
+    scalars = _NO_SCALARS
+    params = _NO_PARAMS
 
     def backward(self, g):
         saved = self.saved_tensors
@@ -218,7 +227,7 @@ def binary_function(op: Elementwise, fallback):
             db = b._data
             if b.dtype is not a.dtype or not da.ndim or not db.ndim:
                 return fallback(a, b)
-            if db.shape == da.shape and da.flags.c_contiguous and db.flags.c_contiguous:
+            if db.shape == da.shape:
                 if da.size >= _PARALLEL_MIN:
                     return fallback(a, b)
                 entry = fast.get(a.dtype)
@@ -226,6 +235,8 @@ def binary_function(op: Elementwise, fallback):
                     return _fill_fast(op, a.dtype, (a, b), ("a", "a"), "c")
                 res = np.empty(da.shape, entry[2])
                 try:
+                    # no layout check: ravel() is a view of a contiguous input and a C-order
+                    # copy of any other, which costs less than checking on every call
                     entry[0](da.ravel(), db.ravel(), res.ravel())
                 except TypeError:  # a CUDA buffer, which Numba refuses to unbox before any work
                     return fallback(a, b)
@@ -244,11 +255,12 @@ def binary_function(op: Elementwise, fallback):
             else:
                 return fallback(a, b)
             _HITS["hits"] += 1
-            out = _wrap(res, entry[1])
+            out = _new(Tensor)  # _wrap, inlined
+            out._data, out.dtype, out._vc = res, entry[1], [0]
             if record and _GRAD[0] and (a._requires_grad or b._requires_grad):
                 _record_pair(op, a, b, out)
             return out
-        if (tb is float or tb is int) and da.size < _PARALLEL_MIN and da.flags.c_contiguous:
+        if (tb is float or tb is int) and da.size < _PARALLEL_MIN:
             key = (a.dtype, tb)
             entry = fast.get(key)
             if entry is None:
@@ -259,7 +271,8 @@ def binary_function(op: Elementwise, fallback):
             except TypeError:  # a CUDA buffer (see above)
                 return fallback(a, b)
             _HITS["hits"] += 1
-            out = _wrap(res, entry[1])
+            out = _new(Tensor)  # _wrap, inlined
+            out._data, out.dtype, out._vc = res, entry[1], [0]
             if record and _GRAD[0] and a._requires_grad:
                 _record(op, (a, b), out, None)
             return out
@@ -285,18 +298,19 @@ def unary_function(op: Elementwise):
         if type(a) not in TENSOR_TYPES:
             return compute(op, (_tensor(a, op.name),))
         da = a._data
-        if da.size >= _PARALLEL_MIN or not da.flags.c_contiguous:
+        if da.size >= _PARALLEL_MIN:
             return compute(op, (a,))
         entry = fast.get(a.dtype)
         if entry is None:
             return _fill_fast(op, a.dtype, (a,), ("a",), "c")
         res = np.empty(da.shape, entry[2])
         try:
-            entry[0](da.ravel(), res.ravel())
+            entry[0](da.ravel(), res.ravel())  # any layout: see the binary hot path
         except TypeError:  # a CUDA buffer, which Numba refuses to unbox before any work
             return compute(op, (a,))
         _HITS["hits"] += 1
-        out = _wrap(res, entry[1])
+        out = _new(Tensor)  # _wrap, inlined
+        out._data, out.dtype, out._vc = res, entry[1], [0]
         if record and _GRAD[0] and a._requires_grad:
             _record_single(op, a, out)
         return out
@@ -361,10 +375,6 @@ def _record(op, operands, result, params) -> None:
     result._requires_grad = True
 
 
-_NO_PARAMS: dict = {}
-_NO_SCALARS = (None, None)
-
-
 def _needed(op, i: int, edges) -> bool:
     """Whether input ``i`` must be saved: some input whose gradient reads it requires grad."""
     readers = op.read_by.get(i)
@@ -372,19 +382,23 @@ def _needed(op, i: int, edges) -> bool:
 
 
 def _record_pair(op, a: Tensor, b: Tensor, result: Tensor) -> None:
-    """``_record`` for two tensors (the hot path)."""
+    """``_record`` for two tensors (the hot path: ``edge_of`` inlined, class defaults for the
+    scalars, the params and an op that saves nothing)."""
     node = op.node_cls()
-    node.next_functions = (edge_of(a), edge_of(b))
+    ea = eb = None
+    if a._requires_grad:
+        ea = (a.grad_fn, a._output_nr) if a.grad_fn is not None else (accumulator(a), 0)
+    if b._requires_grad:
+        eb = (b.grad_fn, b._output_nr) if b.grad_fn is not None else (accumulator(b), 0)
+    node.next_functions = (ea, eb)
     node.meta = ((a._data.shape, a.dtype), (b._data.shape, b.dtype))
-    node.scalars = _NO_SCALARS
-    node.params = _NO_PARAMS
     s0, s1, so = op.save_flags
-    edges = node.next_functions
-    # the output is saved as a history-free alias: no result -> node -> result cycle
-    saved = (a if s0 and _needed(op, 0, edges) else None,
-             b if s1 and _needed(op, 1, edges) else None, result._alias() if so else None)
-    node._saved = saved
-    node._saved_versions = (a._vc[0], b._vc[0], 0)
+    if s0 or s1 or so:
+        # the output is saved as a history-free alias: no result -> node -> result cycle
+        node._saved = (a if s0 and _needed(op, 0, node.next_functions) else None,
+                       b if s1 and _needed(op, 1, node.next_functions) else None,
+                       result._alias() if so else None)
+        node._saved_versions = (a._vc[0], b._vc[0], 0)
     result.grad_fn = node
     result._requires_grad = True
 
@@ -392,13 +406,13 @@ def _record_pair(op, a: Tensor, b: Tensor, result: Tensor) -> None:
 def _record_single(op, a: Tensor, result: Tensor) -> None:
     """``_record`` for a unary op (the hot path)."""
     node = op.node_cls()
-    node.next_functions = (edge_of(a),)
+    node.next_functions = ((a.grad_fn, a._output_nr) if a.grad_fn is not None
+                           else (accumulator(a), 0),)
     node.meta = ((a._data.shape, a.dtype),)
-    node.scalars = _NO_SCALARS
-    node.params = _NO_PARAMS
     s0, _, so = op.save_flags
-    node._saved = (a if s0 else None, result._alias() if so else None)
-    node._saved_versions = (a._vc[0], 0)
+    if s0 or so:
+        node._saved = (a if s0 else None, result._alias() if so else None)
+        node._saved_versions = (a._vc[0], 0)
     result.grad_fn = node
     result._requires_grad = True
 

@@ -107,6 +107,7 @@ _FILL_MAX = 1 << 16  # elements: up to here SumBackward0 fills a buffer instead 
 
 
 class SumBackward0(Node):
+    keepdim = False
     def backward(self, g):
         if grad_mode.GRAD_ENABLED[0]:  # create_graph: keep the expansion differentiable
             return (_expand_back(g, self.shape, self.dims, self.keepdim),)
@@ -158,6 +159,14 @@ def _threaded_full_sum(d: np.ndarray, dt) -> np.ndarray:
     return np.asarray(partial.sum(), dtype=dt.np)
 
 
+_ALL_DIMS = tuple(tuple(range(n)) for n in range(9))
+
+
+def _all_dims(ndim: int) -> tuple:
+    """``tuple(range(ndim))``, from a table for the usual ranks."""
+    return _ALL_DIMS[ndim] if ndim < len(_ALL_DIMS) else tuple(range(ndim))
+
+
 def sum(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """Sum over ``dim`` (all dims when None). Integer and bool inputs sum to int64."""
     if dim is None and not keepdim and dtype is None and type(input) in TENSOR_TYPES:
@@ -174,7 +183,7 @@ def sum(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
                 out = _wrap(res.reshape(()), dt)
             if input._requires_grad and grad_mode.GRAD_ENABLED[0]:
                 node = SumBackward0()
-                node.shape, node.dims, node.keepdim = d.shape, tuple(range(d.ndim)), False
+                node.shape, node.dims = d.shape, _all_dims(d.ndim)
                 record(node, (input,), (out,))
             return out
     x = as_tensor_arg(input, "sum")
