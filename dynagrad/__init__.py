@@ -8,15 +8,12 @@ Example:
     >>> x.grad
     tensor([2., 4., 6.])
 """
-import os as _os
+from ._cpu_target import prefer_wide_vectors as _prefer_wide_vectors
+from ._threads import choose_threading_layer as _choose_threading_layer
 
-# Numba's OpenMP pool busy-waits between parallel calls; on a small machine that steals the
-# cores from everything else. Passive waiting must be chosen before the pool starts.
-_os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
-from ._cpu_target import prefer_wide_vectors as _prefer_wide_vectors  # noqa: E402
-
-_prefer_wide_vectors()  # before Numba is imported: it reads its CPU target once
+# both before Numba is imported: it reads its CPU target and starts its thread pool once
+_prefer_wide_vectors()
+_choose_threading_layer()
 
 from . import autograd, dtypes, kernels, testing  # noqa: E402
 from .autograd import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: E402

@@ -30,3 +30,15 @@ def prefer_wide_vectors() -> None:
     features = binding.get_host_cpu_features()
     if features.get("avx512f"):
         os.environ["NUMBA_CPU_FEATURES"] = features.flatten() + ",-prefer-256-bit"
+
+
+def compiles_for_avx512() -> bool:
+    """Whether Numba generates AVX-512 code here (host CPU, or the features set in
+    ``NUMBA_CPU_FEATURES``); a named ``NUMBA_CPU_NAME`` counts as no, to stay portable."""
+    if os.environ.get("NUMBA_CPU_NAME", "host") != "host":
+        return False
+    features = os.environ.get("NUMBA_CPU_FEATURES")
+    if features is not None:
+        return "+avx512f" in features.split(",")
+    from llvmlite import binding
+    return bool(binding.get_host_cpu_features().get("avx512f"))
