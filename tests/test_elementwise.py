@@ -430,6 +430,52 @@ def test_float32_transcendentals_are_accurate_to_a_few_ulp(name, ref):
     np.testing.assert_array_equal(specials, expected.astype(np.float32))
 
 
+_PORTABLE_MATH_PROBE = """
+import json, math, numpy as np, dynagrad as dg
+from dynagrad import _cpu_target
+import dynagrad.nn.functional as F
+assert not _cpu_target.compiles_for_avx512()
+x = np.concatenate([np.linspace(-20, 20, 40001), [-103.5, -95.0, -88.0, 88.5, 89.0, 100.0]])
+x = x.astype(np.float32)
+x64 = x.astype(np.float64)
+with np.errstate(all="ignore"):
+    refs = {"exp": np.exp(x64), "tanh": np.tanh(x64), "erf": np.vectorize(math.erf)(x64),
+            "gelu": 0.5 * x64 * np.vectorize(math.erfc)(-x64 / math.sqrt(2))}
+report = {}
+for name, want in refs.items():
+    t = dg.tensor(x)
+    got = (F.gelu(t) if name == "gelu" else getattr(t, name)()).numpy().astype(np.float64)
+    with np.errstate(over="ignore"):
+        want32 = want.astype(np.float32)  # classes by float32: normal, subnormal or 0, inf
+    normal = np.isfinite(want32) & (np.abs(want32) >= np.finfo(np.float32).tiny)
+    tiny = np.isfinite(want32) & ~normal
+    err = np.abs(got - want)[normal]
+    report[name] = {"ulp": float((err / np.spacing(np.abs(want32[normal]))).max()),
+                    "rel": float((err / np.abs(want[normal])).max()),
+                    "subnormal": np.array_equal(got[tiny], want32[tiny]),
+                    "inf": np.array_equal(got[np.isinf(want32)], want32[np.isinf(want32)])}
+print(json.dumps(report))
+"""
+
+
+def test_float32_math_without_avx512_builds_powers_of_two_by_bits(tmp_path):
+    # without AVX-512, ldexp is a libm call per element, so exp scales by bit-built powers of two
+    # instead; that path must be as accurate, with the same subnormal results and overflow to inf
+    import json
+    import os
+    import subprocess
+    import sys
+    env = {**os.environ, "NUMBA_CPU_NAME": "generic", "DYNAGRAD_CACHE_DIR": str(tmp_path)}
+    env.pop("NUMBA_CPU_FEATURES", None)
+    out = subprocess.run([sys.executable, "-c", _PORTABLE_MATH_PROBE], env=env, text=True,
+                         capture_output=True, check=True).stdout
+    report = json.loads(out)
+    for name in ("exp", "tanh", "erf"):
+        assert report[name]["ulp"] <= 4.0, (name, report[name])
+    assert report["gelu"]["rel"] <= 1e-6, report["gelu"]  # what the AVX-512 path keeps, tails too
+    assert report["exp"]["subnormal"] and report["exp"]["inf"], report["exp"]
+
+
 def test_float32_gelu_matches_float64_reference():
     import dynagrad.nn.functional as F
     x = np.linspace(-10, 10, 20001).astype(np.float32)

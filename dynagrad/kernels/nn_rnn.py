@@ -5,12 +5,10 @@ is a short chain of elementwise work over ``(batch, hidden)`` that these kernels
 call, forward and backward. Every kernel takes C-contiguous arrays of one floating dtype (gates
 laid out as PyTorch's: LSTM ``i f g o``, GRU ``r z n``) and specializes on that dtype only.
 
-Speed notes. The forward kernels are dominated by ``exp``/``tanh``. For float32 they use a
-branch-free ``exp`` (Cody-Waite reduction, degree-6 polynomial, ``2**k`` built by a bit cast; max
-relative error ~6e-8) so LLVM vectorizes them; libm's scalar calls were ~5x slower here. Each gate
-block gets its own inner loop: one loop that writes four gate blocks at once is not vectorized
-(about 4x slower).
-float64 uses libm and serves accuracy (tests, gradcheck), not speed.
+Speed notes. The forward kernels are dominated by the gate nonlinearities: ``fsigmoid`` and
+``ftanh`` from scalarlib, vectorizable polynomials for float32 (libm for float64, which serves
+accuracy: tests, gradcheck). Each gate block gets its own inner loop: one loop that writes four
+gate blocks at once is not vectorized (about 4x slower).
 
 Example:
     >>> src, name, sig, what = build("lstm_forward", "float32")
@@ -23,61 +21,6 @@ from numba import types
 
 from .templates import HEADER
 
-_MATH = {
-    "float32": """\
-from numba.core import types as _nt
-from numba.extending import intrinsic
-
-T = np.float32
-
-
-@intrinsic
-def _bits_to_f32(typingctx, v):
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], context.get_value_type(_nt.float32))
-    return _nt.float32(_nt.int32), codegen
-
-
-@numba.njit(inline="always")
-def _exp(x):
-    xc = min(max(x, T(-87.0)), T(88.0))
-    k = math.floor(xc * T(1.44269504) + T(0.5))
-    r = xc - k * T(0.693359375) - k * T(-2.12194440e-4)
-    p = T(1.9875691500e-4)
-    p = p * r + T(1.3981999507e-3)
-    p = p * r + T(8.3334519073e-3)
-    p = p * r + T(4.1665795894e-2)
-    p = p * r + T(1.6666665459e-1)
-    p = p * r + T(5.0000001201e-1)
-    y = (p * r * r + r + T(1.0)) * _bits_to_f32((np.int32(k) + np.int32(127)) << np.int32(23))
-    return y if x == x else x  # NaN stays NaN
-
-
-@numba.njit(inline="always")
-def _sig(x):
-    e = _exp(-abs(x))
-    s = T(1.0) / (T(1.0) + e)
-    return s if x >= T(0.0) else e * s
-
-
-@numba.njit(inline="always")
-def _tanh(x):
-    a = abs(x)
-    big = T(1.0) - T(2.0) / (_exp(T(2.0) * a) + T(1.0))
-    x2 = x * x  # Taylor series below 0.3, where 1 - 2/(e^2x + 1) cancels
-    small = x * (T(1.0) + x2 * (T(-1.0 / 3.0) + x2 * (T(2.0 / 15.0) + x2 * (
-        T(-17.0 / 315.0) + x2 * (T(62.0 / 2835.0) + x2 * T(-1382.0 / 155925.0))))))
-    return small if a < T(0.3) else math.copysign(big, x)
-
-""",
-    "float64": """\
-T = np.float64
-_sig = sigmoid
-_tanh = math.tanh
-
-""",
-}
-
 _BODIES = {
     # xg: x @ W_ih.T + biases for this step (B, 4H); hg: h_prev @ W_hh.T (B, 4H).
     # Writes h, c and keeps the activated gates and tanh(c) for the backward step.
@@ -86,15 +29,15 @@ _BODIES = {
     n_h = c_prev.shape[1]
     for b in range(xg.shape[0]):
         for j in range(2 * n_h):
-            acts[b, j] = _sig(xg[b, j] + hg[b, j])
+            acts[b, j] = fsigmoid(xg[b, j] + hg[b, j])
         for j in range(2 * n_h, 3 * n_h):
-            acts[b, j] = _tanh(xg[b, j] + hg[b, j])
+            acts[b, j] = ftanh(xg[b, j] + hg[b, j])
         for j in range(3 * n_h, 4 * n_h):
-            acts[b, j] = _sig(xg[b, j] + hg[b, j])
+            acts[b, j] = fsigmoid(xg[b, j] + hg[b, j])
         for j in range(n_h):
             c = acts[b, n_h + j] * c_prev[b, j] + acts[b, j] * acts[b, 2 * n_h + j]
             c_out[b, j] = c
-            tanh_c[b, j] = _tanh(c)
+            tanh_c[b, j] = ftanh(c)
         for j in range(n_h):
             h_out[b, j] = acts[b, 3 * n_h + j] * tanh_c[b, j]
 """),
@@ -123,11 +66,11 @@ _BODIES = {
     n_h = h_prev.shape[1]
     for b in range(gi.shape[0]):
         for j in range(2 * n_h):
-            acts[b, j] = _sig(gi[b, j] + gh[b, j] + bhh[j])
+            acts[b, j] = fsigmoid(gi[b, j] + gh[b, j] + bhh[j])
         for j in range(n_h):
             ghn[b, j] = gh[b, 2 * n_h + j] + bhh[2 * n_h + j]
         for j in range(n_h):
-            acts[b, 2 * n_h + j] = _tanh(gi[b, 2 * n_h + j] + acts[b, j] * ghn[b, j])
+            acts[b, 2 * n_h + j] = ftanh(gi[b, 2 * n_h + j] + acts[b, j] * ghn[b, j])
         for j in range(n_h):
             z = acts[b, n_h + j]
             h_out[b, j] = (T(1.0) - z) * acts[b, 2 * n_h + j] + z * h_prev[b, j]
@@ -156,7 +99,7 @@ _BODIES = {
     "rnn_tanh_forward": ("xg, hg, h_out", "h_out", """\
     for b in range(xg.shape[0]):
         for j in range(xg.shape[1]):
-            h_out[b, j] = _tanh(xg[b, j] + hg[b, j])
+            h_out[b, j] = ftanh(xg[b, j] + hg[b, j])
 """),
     "rnn_relu_forward": ("xg, hg, h_out", "h_out", """\
     for b in range(xg.shape[0]):
@@ -192,5 +135,5 @@ def build(kind: str, dtype: str) -> tuple:
     # float32: let LLVM fuse multiply-adds and use reciprocals (measured ~25% faster, still ~1 ulp)
     fast = ', fastmath={"contract", "arcp"}' if dtype == "float32" else ""
     decorator = f'@numba.njit(cache=True, nogil=True, error_model="numpy"{fast})\n'
-    src = HEADER + _MATH[dtype] + "\n" + decorator + f"def kernel({args}):\n" + body
+    src = HEADER + f"T = np.{dtype}\n\n\n" + decorator + f"def kernel({args}):\n" + body
     return src, "kernel", sig, f"{kind}[{dtype}]"
