@@ -162,21 +162,28 @@ def accumulator(t) -> AccumulateGrad:
     return node
 
 
+def _edge(t):
+    """``edge_of`` that also takes None (an absent optional input)."""
+    if t is None or not t._requires_grad:
+        return None
+    fn = t.grad_fn
+    return (fn, t._output_nr) if fn is not None else (accumulator(t), 0)
+
+
 def record(node: Node, inputs, outputs) -> Node:
     """Connect ``node`` to the tensors ``inputs`` and make it the grad_fn of ``outputs``."""
-    if len(inputs) == 1:  # the hot case, with edge_of inlined
-        t = inputs[0]
-        if t is None or not t._requires_grad:
-            node.next_functions = (None,)
-        elif t.grad_fn is not None:
-            node.next_functions = ((t.grad_fn, t._output_nr),)
-        else:
-            node.next_functions = ((accumulator(t), 0),)
+    n = len(inputs)
+    if n == 1:  # the hot cases, with edge_of inlined
+        node.next_functions = (_edge(inputs[0]),)
+    elif n == 2:
+        node.next_functions = (_edge(inputs[0]), _edge(inputs[1]))
     else:
-        node.next_functions = tuple([None if t is None else edge_of(t) for t in inputs])
+        node.next_functions = tuple([_edge(t) for t in inputs])
     if len(outputs) == 1:  # one output always receives its gradient: no metadata needed
         o = outputs[0]
-        o.grad_fn, o._output_nr, o._requires_grad = node, 0, True
+        o.grad_fn, o._requires_grad = node, True
+        if o._output_nr:  # 0 is the class default: a fresh output needs no third attribute
+            o._output_nr = 0
         return node
     meta = []
     for i, o in enumerate(outputs):

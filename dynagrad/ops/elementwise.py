@@ -100,12 +100,13 @@ class _ElementwiseNode(Node):
             # must see it as this node's output so the gradient of the gradient flows back here
             out = out._alias()
             out.grad_fn, out._output_nr, out._requires_grad = self, 0, True
+        params = self.params
         result = []
-        for i, (meta, edge, fn) in enumerate(zip(self.meta, self.next_functions, self.op.grads)):
+        for meta, edge, fn in zip(self.meta, self.next_functions, self.op.grads):
             if meta is None or edge is None or fn is None:
                 result.append(None)
                 continue
-            gi = fn(g, *inputs, out, **self.params)
+            gi = fn(g, *inputs, out, **params) if params else fn(g, *inputs, out)
             shape, dt = meta
             if gi._data.shape != shape:
                 gi = sum_to(gi, shape)
@@ -227,13 +228,14 @@ def binary_function(op: Elementwise, fallback):
             db = b._data
             if b.dtype is not a.dtype or not da.ndim or not db.ndim:
                 return fallback(a, b)
-            if db.shape == da.shape:
+            shape = da.shape  # one tuple, used twice
+            if db.shape == shape:
                 if da.size >= _PARALLEL_MIN:
                     return fallback(a, b)
                 entry = fast.get(a.dtype)
                 if entry is None:
                     return _fill_fast(op, a.dtype, (a, b), ("a", "a"), "c")
-                res = np.empty(da.shape, entry[2])
+                res = np.empty(shape, entry[2])
                 try:
                     # no layout check: ravel() is a view of a contiguous input and a C-order
                     # copy of any other, which costs less than checking on every call
@@ -244,8 +246,7 @@ def binary_function(op: Elementwise, fallback):
                 entry = fast.get((a.dtype, "s"))
                 if entry is None:
                     return _fill_fast(op, (a.dtype, "s"), (a, b), ("a", "a"), "s")
-                shape = da.shape if da.shape == db.shape else broadcast_shapes(
-                    op.name, da.shape, db.shape)
+                shape = broadcast_shapes(op.name, shape, db.shape)
                 res = np.empty(shape, entry[2])
                 try:
                     entry[0](da[_PAD[4 - da.ndim]], db[_PAD[4 - db.ndim]],
