@@ -15,6 +15,11 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 FRAMEWORKS = ("dynagrad", "numpy", "torch")
+# Seconds of idleness before a sample of another framework: OpenBLAS's threads (NumPy's BLAS, so
+# dynagrad's and NumPy's matmuls) busy-wait about 0.1 s after each call before they sleep, and
+# while they spin a PyTorch step on the same 2 cores ran 2-3.5x slower (LeNet-5: 17.6 ms with no
+# gap, 12.7 with 0.05 s, 4.8 with 0.1 s; dynagrad's own time did not change).
+SWITCH_IDLE_SECONDS = 0.15
 
 
 @dataclass(frozen=True)
@@ -24,6 +29,7 @@ class Config:
     warmup: int = 3            # untimed calls first (the first one compiles / loads kernels)
     sample_seconds: float = 0.05  # calls per sample are chosen to fill about this long
     process_repeats: int = 3   # child processes per probe (start-up, warm cache)
+    switch_idle_seconds: float = SWITCH_IDLE_SECONDS
 
     @classmethod
     def quick(cls) -> "Config":
@@ -104,6 +110,8 @@ def run_timed(w: Timed, cfg: Config) -> Result:
     gc.collect()
     for r in range(cfg.repeats):
         for fw in order[r % len(order):] + order[:r % len(order)]:
+            if len(order) > 1:  # let the previous framework's thread pools fall asleep
+                time.sleep(cfg.switch_idle_seconds)
             res.samples[fw].append(seconds_per_call(fns[fw], res.calls[fw]))
     return res
 

@@ -605,7 +605,7 @@ _UNARY_SAME = {
     "trunc": ({"f": "np.trunc(x)", "i": "x", "b": "x"}, lambda g, x, o: g * 0, ""),
     "frac": ({"f": "frac(x)"}, lambda g, x, o: g, ""),
     "relu": ({"f": "0.0 if x <= 0 else x", "i": "0 if x <= 0 else x"},
-             lambda g, x, o: g * (o > 0), "o"),
+             lambda g, x, o: fast_binary(_RELU_BACKWARD, o, g), "o"),
 }
 
 _BINARY = {
@@ -693,6 +693,15 @@ OPS["mul"].read_by = {0: (1,), 1: (0,)}
 OPS["div"].read_by = {0: (1,)}
 for _name, (_rule, _e) in {**_NONDIFF_BINARY, **_NONDIFF_UNARY}.items():
     _define(_name, _e, _rule)
+
+# relu's gradient as one kernel (PyTorch's threshold_backward): ``g * (out > 0)`` took three
+# (compare, bool-to-float cast, multiply). Operands: relu's output, then the incoming gradient;
+# its own gradient reaches only the incoming gradient (the mask is constant almost everywhere).
+_RELU_BACKWARD = Elementwise(
+    "relu_backward", {"f": "0.0 if x <= 0 else y"}, "promote",
+    (None, lambda gg, o, g, out: fast_binary(_RELU_BACKWARD, o, gg)), {0},
+    "ReluBackwardBackward0")
+_RELU_BACKWARD.read_by = {0: (1,)}
 
 _define("clamp", {"f": "clamp(x, lo, hi)", "i": "clamp(x, lo, hi)"}, "promote",
         (lambda g, x, o, lo, hi: where(logical_and(x >= lo, x <= hi), g, 0.0),), (0,),

@@ -100,6 +100,22 @@ def test_max_pool_nan_and_ties():
         np.testing.assert_array_equal(idx_d.numpy(), idx_t.numpy())
 
 
+def test_max_pool_2x2_fast_path_matches_torch_in_float32():
+    # whole 2x2 windows at stride 2 run an unrolled kernel: same values, indices (first of ties,
+    # NaN wins) and gradients as PyTorch, with odd sizes leaving the last row/column out
+    x = np.random.default_rng(3).integers(-3, 3, (4, 3, 9, 12)).astype(np.float32)
+    x[0, 0, 0, 1] = x[1, 2, 5, 5] = np.nan
+    d = dg.tensor(x, requires_grad=True)
+    t = torch.tensor(x, requires_grad=True)
+    (yd, id_), (yt, it) = (F.max_pool2d(d, 2, return_indices=True),
+                           TF.max_pool2d(t, 2, return_indices=True))
+    np.testing.assert_array_equal(yd.detach().numpy(), yt.detach().numpy())
+    np.testing.assert_array_equal(id_.numpy(), it.numpy())
+    yd.sum().backward()
+    yt.sum().backward()
+    np.testing.assert_array_equal(d.grad.numpy(), t.grad.numpy())
+
+
 def test_max_pool_gradient_goes_to_one_tied_element():
     x = dg.ones(1, 1, 2, 2, requires_grad=True)
     F.max_pool2d(x, 2).sum().backward()

@@ -136,7 +136,8 @@ _MAX_NODES = {op: type(name, (MaxPoolBackward,), {}) for op, name in (
 
 
 def _max_pool(op: str, x, hs, hk, ws, wk, dh: int, dw: int, planes, lead, out_sp,
-              return_indices: bool):
+              return_indices: bool, pairs: bool = False):
+    """``pairs``: every window is a whole 2x2 block at stride 2 (the unrolled kernel applies)."""
     if x.is_cuda:
         res, idx = max_pool_composite(planes, clamped_taps(hs, hk, dh), clamped_taps(ws, wk, dw))
         res = res.reshape(lead + out_sp)
@@ -144,7 +145,10 @@ def _max_pool(op: str, x, hs, hk, ws, wk, dh: int, dw: int, planes, lead, out_sp
     b = planes.shape[0]
     out = np.empty((b, hs.shape[0], ws.shape[0]), planes.dtype)
     idx = np.empty(out.shape, np.int64)
-    _kernel("max_pool", planes.dtype.name)(planes, hs, hk, ws, wk, dh, dw, out, idx)
+    if pairs:
+        _kernel("max_pool_2x2", planes.dtype.name)(planes, out, idx)
+    else:
+        _kernel("max_pool", planes.dtype.name)(planes, hs, hk, ws, wk, dh, dw, out, idx)
     res = _wrap(out.reshape(lead + out_sp), x.dtype)
     if x._requires_grad and grad_mode.GRAD_ENABLED[0]:
         node = _MAX_NODES[op]()
@@ -166,8 +170,10 @@ def _max_poolnd(op, nsp, input, kernel_size, stride, padding, dilation, ceil_mod
     ax_h, ax_w = _axes(nsp, spatial, out_sp, k, s, p, d)
     hs, hk = _max_windows(*ax_h)
     ws, wk = _max_windows(*ax_w)
+    pairs = (nsp == 2 and k == (2, 2) and s == (2, 2) and p == (0, 0) and d == (1, 1)
+             and all(2 * o <= n for o, n in zip(out_sp, spatial)))
     return _max_pool(op, input, hs, hk, ws, wk, ax_h[5], ax_w[5], planes, lead, out_sp,
-                     return_indices)
+                     return_indices, pairs)
 
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
