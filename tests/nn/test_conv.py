@@ -103,6 +103,17 @@ def test_conv_many_samples_cross_chunks():
     _check("conv2d", [(big_chunk, 4, 8, 8), (5, 4, 3, 3), (5,)], dict(groups=1), np.float64)
 
 
+@pytest.mark.parametrize("keep_bytes", [0, 1 << 30])
+def test_weight_gradient_from_kept_or_recomputed_columns(monkeypatch, keep_bytes):
+    # small batches keep the forward's im2col columns for the weight gradient, large ones
+    # recompute them chunk by chunk: both must give PyTorch's gradients, across chunks too
+    monkeypatch.setattr(F.conv, "KEEP_COLS_BYTES", keep_bytes)
+    big_chunk = F.conv.CHUNK_BYTES // (8 * 4 * 9 * 36) + 3
+    _check("conv2d", [(big_chunk, 4, 8, 8), (5, 4, 3, 3), (5,)], dict(padding=1))
+    _check("conv2d", [(2, 4, 7, 6), (6, 2, 3, 2), (6,)],
+           dict(stride=(2, 1), padding=(1, 2), dilation=(1, 2), groups=2))
+
+
 def test_non_contiguous_inputs():
     d, t = _pair([(2, 6, 7, 3), (4, 3, 3, 3)])
     xd, xt = d[0].permute(0, 3, 2, 1), t[0].permute(0, 3, 2, 1)    # (2, 3, 7, 6), strided
