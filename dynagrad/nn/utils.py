@@ -21,6 +21,7 @@ from ..autograd.grad_mode import no_grad
 from ..creation import tensor as make_tensor
 from ..dtypes import float64
 from ..errors import describe
+from ..kernels import cpu
 from ..ops.movement import cat
 from ..ops.placement import device_of_array, host, move_array
 from ..tensor import Tensor, _wrap
@@ -35,9 +36,30 @@ def _as_list(tensors: _TensorOrTensors) -> list:
     return [tensors] if isinstance(tensors, Tensor) else list(tensors)
 
 
+_SQUARES = ("0", "acc += np.float64(v) * np.float64(v)", "acc", "float64")
+_SQUARE_CHUNKS = 16  # rows of the threaded first level for large arrays
+
+
+def _sum_of_squares(arr: np.ndarray) -> float:
+    """Sum of squares of a float32/float64 array, in float64, by a generated fold with no float64
+    copy of the data (clip_grad_norm_ over an LSTM LM's 4.6M gradients: ~9 ms -> ~1.5 ms)."""
+    flat = np.ascontiguousarray(arr).reshape(-1)
+    name = flat.dtype.name
+    if flat.size >= cpu.PARALLEL_MIN_ELEMENTS and flat.size % _SQUARE_CHUNKS == 0:
+        partial = np.empty(_SQUARE_CHUNKS, np.float64)
+        cpu.reduce_rows_kernel(_SQUARES, name, "float64")(flat.reshape(_SQUARE_CHUNKS, -1),
+                                                           partial)
+        return float(partial.sum())
+    out = np.empty((1, 1), np.float64)
+    cpu.reduce_kernel(_SQUARES, name, "float64")(flat.reshape(1, -1, 1), out)
+    return float(out[0, 0])
+
+
 def _vector_norm(arr: np.ndarray, p: float) -> float:
     """The p-norm of ``arr`` viewed as a flat vector, accumulated in float64 (PyTorch's
     ``vector_norm`` conventions for p = 0, inf and -inf)."""
+    if p == 2 and arr.dtype in (np.float32, np.float64) and arr.size:
+        return math.sqrt(_sum_of_squares(arr))
     a = np.abs(np.asarray(arr, dtype=np.float64).reshape(-1))
     if p == math.inf:
         return float(a.max()) if a.size else 0.0
