@@ -226,9 +226,11 @@ def _fexp(x):
 
 
 # tanh for float32: x * P(x*x) / Q(x*x), a (4, 4) rational least-squares fit (relative error
-# 2.3e-8 on |x| <= 9.1; beyond that tanh rounds to +-1). No exp and one division: ~3.5x cheaper
-# than 1 - 2 / (exp(2x) + 1). P, Q and x * P run in float64, because float32 Horner steps add up to
-# ~5 ulp near saturation; the division runs in float32. At most ~2.7 ulp overall.
+# 2.3e-8 on |x| <= 9.1; beyond that tanh rounds to +-1). No exp, no separate small-|x| branch:
+# 0.52 ns per element on one core at 1M elements, against 0.58 for 1 - 2 / (exp(2x) + 1) with the
+# exp above (and 0.75 with the exp before it used ldexp). P, Q and x * P run in float64, because
+# float32 Horner steps add up to ~5 ulp near saturation; the division runs in float32. At most
+# ~2.8 ulp overall (the exp form: ~1.3).
 _TANH_P0, _TANH_P1, _TANH_P2, _TANH_P3, _TANH_P4 = (
     0.999999977292268, 0.13374494466982784, 0.003487833241861665, 2.048152648886184e-05,
     1.3177951069156008e-08)
