@@ -147,7 +147,7 @@ def max_pool_2x2(dtype: str) -> tuple:
     """``max_pool`` for the common 2x2 windows at stride 2 with no padding, every window whole:
     four loads and three selects per output, unrolled (about 4x faster than the general kernel,
     whose window loops have runtime bounds). Same results, including NaN and tie rules."""
-    src = HEADER + "from numba import uint64 as U\n\n" + _decorator() + """\
+    src = _CONV_HEADER + _decorator() + """\
 def kernel(x, out, idx):
     B, H, W = x.shape
     OH = out.shape[1]
