@@ -25,6 +25,7 @@ import site
 import sys
 
 _TBB = "libtbb.so.12"  # the soname Numba's TBB pool links against
+_TBB_MIN_INTERFACE = 12060  # TBB 2021.6, the oldest Numba accepts
 
 
 def _tbb_runtime() -> str | None:
@@ -48,9 +49,12 @@ def choose_threading_layer() -> None:
         if path is not None:
             try:
                 # global symbols: Numba's tbbpool extension, loaded later, finds its soname here
-                ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
-                return
-            except OSError:
+                lib = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+                # Numba refuses TBB older than 2021.6 and would fall back to OpenMP: then OpenMP
+                # must still be told to wait passively
+                if lib.TBB_runtime_interface_version() >= _TBB_MIN_INTERFACE:
+                    return
+            except (OSError, AttributeError):
                 pass
     # GNU OpenMP busy-waits between parallel calls unless told otherwise; it reads this once,
     # when its pool starts
