@@ -5,9 +5,9 @@ is a short chain of elementwise work over ``(batch, hidden)`` that these kernels
 call, forward and backward. Every kernel takes C-contiguous arrays of one floating dtype (gates
 laid out as PyTorch's: LSTM ``i f g o``, GRU ``r z n``) and specializes on that dtype only.
 
-Speed notes. The forward kernels are dominated by the gate nonlinearities: ``fsigmoid`` and
-``ftanh`` from scalarlib, vectorizable polynomials for float32 (libm for float64, which serves
-accuracy: tests, gradcheck). Each gate block gets its own inner loop: one loop that writes four
+Speed notes. The forward kernels are dominated by the gate nonlinearities: scalarlib's
+vectorizable float32 sigmoid and tanh (libm for float64, which serves accuracy: tests,
+gradcheck). Each gate block gets its own inner loop: one loop that writes four
 gate blocks at once is not vectorized (about 4x slower).
 
 Example:
@@ -21,6 +21,15 @@ from numba import types
 
 from .templates import HEADER
 
+# The gate nonlinearities: scalarlib's vectorizable float32 forms, bound as plain inlined
+# functions (through the fsigmoid/ftanh overloads, Numba warned about variable scopes when
+# inlining them into these loop nests); float64 uses libm.
+_ACTIVATIONS = {
+    "float32": "from dynagrad.kernels.scalarlib import _sigmoid32 as _sig, _tanh32 as _tanh\n"
+               "T = np.float32\n",
+    "float64": "_sig = sigmoid\n_tanh = math.tanh\nT = np.float64\n",
+}
+
 _BODIES = {
     # xg: x @ W_ih.T + biases for this step (B, 4H); hg: h_prev @ W_hh.T (B, 4H).
     # Writes h, c and keeps the activated gates and tanh(c) for the backward step.
@@ -29,15 +38,15 @@ _BODIES = {
     n_h = c_prev.shape[1]
     for b in range(xg.shape[0]):
         for j in range(2 * n_h):
-            acts[b, j] = fsigmoid(xg[b, j] + hg[b, j])
+            acts[b, j] = _sig(xg[b, j] + hg[b, j])
         for j in range(2 * n_h, 3 * n_h):
-            acts[b, j] = ftanh(xg[b, j] + hg[b, j])
+            acts[b, j] = _tanh(xg[b, j] + hg[b, j])
         for j in range(3 * n_h, 4 * n_h):
-            acts[b, j] = fsigmoid(xg[b, j] + hg[b, j])
+            acts[b, j] = _sig(xg[b, j] + hg[b, j])
         for j in range(n_h):
             c = acts[b, n_h + j] * c_prev[b, j] + acts[b, j] * acts[b, 2 * n_h + j]
             c_out[b, j] = c
-            tanh_c[b, j] = ftanh(c)
+            tanh_c[b, j] = _tanh(c)
         for j in range(n_h):
             h_out[b, j] = acts[b, 3 * n_h + j] * tanh_c[b, j]
 """),
@@ -66,11 +75,11 @@ _BODIES = {
     n_h = h_prev.shape[1]
     for b in range(gi.shape[0]):
         for j in range(2 * n_h):
-            acts[b, j] = fsigmoid(gi[b, j] + gh[b, j] + bhh[j])
+            acts[b, j] = _sig(gi[b, j] + gh[b, j] + bhh[j])
         for j in range(n_h):
             ghn[b, j] = gh[b, 2 * n_h + j] + bhh[2 * n_h + j]
         for j in range(n_h):
-            acts[b, 2 * n_h + j] = ftanh(gi[b, 2 * n_h + j] + acts[b, j] * ghn[b, j])
+            acts[b, 2 * n_h + j] = _tanh(gi[b, 2 * n_h + j] + acts[b, j] * ghn[b, j])
         for j in range(n_h):
             z = acts[b, n_h + j]
             h_out[b, j] = (T(1.0) - z) * acts[b, 2 * n_h + j] + z * h_prev[b, j]
@@ -99,7 +108,7 @@ _BODIES = {
     "rnn_tanh_forward": ("xg, hg, h_out", "h_out", """\
     for b in range(xg.shape[0]):
         for j in range(xg.shape[1]):
-            h_out[b, j] = ftanh(xg[b, j] + hg[b, j])
+            h_out[b, j] = _tanh(xg[b, j] + hg[b, j])
 """),
     "rnn_relu_forward": ("xg, hg, h_out", "h_out", """\
     for b in range(xg.shape[0]):
@@ -135,5 +144,5 @@ def build(kind: str, dtype: str) -> tuple:
     # float32: let LLVM fuse multiply-adds and use reciprocals (measured ~25% faster, still ~1 ulp)
     fast = ', fastmath={"contract", "arcp"}' if dtype == "float32" else ""
     decorator = f'@numba.njit(cache=True, nogil=True, error_model="numpy"{fast})\n'
-    src = HEADER + f"T = np.{dtype}\n\n\n" + decorator + f"def kernel({args}):\n" + body
+    src = HEADER + _ACTIVATIONS[dtype] + "\n\n" + decorator + f"def kernel({args}):\n" + body
     return src, "kernel", sig, f"{kind}[{dtype}]"

@@ -245,7 +245,9 @@ def _tanh32(x):
     p = (((_TANH_P4 * t + _TANH_P3) * t + _TANH_P2) * t + _TANH_P1) * t + _TANH_P0
     q = (((_TANH_Q4 * t + _TANH_Q3) * t + _TANH_Q2) * t + _TANH_Q1) * t + 1.0
     r = np.float32(xd * p) / np.float32(q)
-    return r if abs(x) < np.float32(9.1) else (np.float32(1.0) if x > 0 else np.float32(-1.0))
+    if abs(x) < np.float32(9.1):
+        return r
+    return np.float32(1.0) if x > 0 else (np.float32(-1.0) if x < 0 else x)  # NaN stays NaN
 
 
 def ftanh(x):
@@ -256,7 +258,7 @@ def ftanh(x):
 @overload(ftanh, inline="always")
 def _ftanh(x):
     if x == types.float32:
-        return lambda x: _tanh32(x) if x == x else x
+        return lambda x: _tanh32(x)
     return lambda x: math.tanh(x)
 
 
@@ -265,14 +267,17 @@ def fsigmoid(x):
     return sigmoid(x)
 
 
+@numba.njit(inline="always")
+def _sigmoid32(x):
+    e = _exp32(-abs(x))  # in (0, 1]: never overflows
+    s = np.float32(1.0) / (np.float32(1.0) + e)
+    return s if x >= 0 else (e * s if x == x else x)  # e/(1+e): no cancellation
+
+
 @overload(fsigmoid, inline="always")
 def _fsigmoid(x):
     if x == types.float32:
-        def impl(x):
-            e = _exp32(-abs(x))  # in (0, 1]: never overflows
-            s = np.float32(1.0) / (np.float32(1.0) + e)
-            return s if x >= 0 else (e * s if x == x else x)  # e/(1+e): no cancellation
-        return impl
+        return lambda x: _sigmoid32(x)
     return lambda x: sigmoid(x)
 
 

@@ -164,10 +164,10 @@ _GELU_TANH = _Pointwise(
     "gelu_tanh", f"0.5 * x * (1.0 + ftanh({_TANH_ARG}))",
     f"g * (0.5 * (1.0 + ftanh({_TANH_ARG})) + 0.5 * x * (1.0 - ftanh({_TANH_ARG}) ** 2)"
     f" * {_TANH_D})", _gelu_tanh_second)
-_SILU = _Pointwise("silu", "x * fsigmoid(x)",
-                   "g * fsigmoid(x) * (1.0 + x * (1.0 - fsigmoid(x)))", _silu_second)
-_MISH = _Pointwise("mish", f"x * ftanh({_SP})",
-                   f"g * (ftanh({_SP}) + x * fsigmoid(x) * (1.0 - ftanh({_SP}) ** 2))",
+_SILU = _Pointwise("silu", "x * sigmoid(x)", "g * sigmoid(x) * (1.0 + x * (1.0 - sigmoid(x)))",
+                   _silu_second)
+_MISH = _Pointwise("mish", f"x * math.tanh({_SP})",
+                   f"g * (math.tanh({_SP}) + x * sigmoid(x) * (1.0 - math.tanh({_SP}) ** 2))",
                    _mish_second)
 _SOFTPLUS = _Pointwise(
     "softplus", "x if x * beta > threshold else math.log1p(math.exp(x * beta)) / beta",
