@@ -245,9 +245,9 @@ def _tanh32(x):
     p = (((_TANH_P4 * t + _TANH_P3) * t + _TANH_P2) * t + _TANH_P1) * t + _TANH_P0
     q = (((_TANH_Q4 * t + _TANH_Q3) * t + _TANH_Q2) * t + _TANH_Q1) * t + 1.0
     r = np.float32(xd * p) / np.float32(q)
-    if abs(x) < np.float32(9.1):
-        return r
-    return np.float32(1.0) if x > 0 else (np.float32(-1.0) if x < 0 else x)  # NaN stays NaN
+    saturated = np.float32(1.0) if x > 0 else np.float32(-1.0)
+    saturated = saturated if x == x else x  # NaN stays NaN
+    return r if abs(x) < np.float32(9.1) else saturated
 
 
 def ftanh(x):
