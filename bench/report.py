@@ -33,6 +33,14 @@ def _ratio(x: float | None) -> str:
     return f"{x:.2f}" if x is not None else "-"
 
 
+def notes_and_errors(rows) -> list:
+    """The Markdown lines under a table: each row's note and error, if any."""
+    notes = [f"- {r.name}: {r.note}" for r in rows if r.note]
+    errors = [f"- {r.name}: {r.error}" for r in rows if r.error]
+    return ((["", "Notes:", *notes] if notes else [])
+            + (["", "Errors:", *errors] if errors else []))
+
+
 def table(results: list[Result]) -> str:
     """Median [min-max] per framework, and dynagrad's time over PyTorch's and NumPy's."""
     lines = ["| workload | unit | dynagrad | numpy | torch | dg/torch | dg/numpy |",
@@ -42,13 +50,7 @@ def table(results: list[Result]) -> str:
         cells = [_cell(r, fw, scale) for fw in FRAMEWORKS]
         lines.append(f"| {r.name} | {unit} | " + " | ".join(cells) +
                      f" | {_ratio(r.ratio('torch'))} | {_ratio(r.ratio('numpy'))} |")
-    notes = [f"- {r.name}: {r.note}" for r in results if r.note]
-    errors = [f"- {r.name}: {r.error}" for r in results if r.error]
-    if notes:
-        lines += ["", "Notes:", *notes]
-    if errors:
-        lines += ["", "Errors:", *errors]
-    return "\n".join(lines)
+    return "\n".join(lines + notes_and_errors(results))
 
 
 def machine() -> dict:

@@ -5,6 +5,7 @@ import json
 import platform
 import sys
 
+from ..report import notes_and_errors
 from .timing import Row
 
 HEADINGS = {
@@ -60,13 +61,7 @@ def section_table(section: str, rows: list) -> str:
         cells = [_cell(r, label) for label in labels] + [_ratio_cell(r, n) for n in ratios]
         lines.append(f"| {r.name} | " + (f"{r.unit} | " if len(units) > 1 else "") +
                      " | ".join(cells) + " |")
-    notes = [f"- {r.name}: {r.note}" for r in rows if r.note]
-    errors = [f"- {r.name}: {r.error}" for r in rows if r.error]
-    if notes:
-        lines += ["", "Notes:", *notes]
-    if errors:
-        lines += ["", "Errors:", *errors]
-    return "\n".join(lines)
+    return "\n".join(lines + notes_and_errors(rows))
 
 
 def targets(rows: list) -> list:

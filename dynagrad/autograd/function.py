@@ -146,13 +146,12 @@ def node_class(name: str, backward) -> type:
 
 
 def edge_of(t):
-    """Where gradient for tensor ``t`` flows: ``(node, output_nr)`` or ``None``."""
-    if not t._requires_grad:
+    """Where gradient for tensor ``t`` flows: ``(node, output_nr)``, or ``None`` (also for an
+    absent optional input, ``t`` None)."""
+    if t is None or not t._requires_grad:
         return None
     fn = t.grad_fn
-    if fn is not None:
-        return (fn, t._output_nr)
-    return (accumulator(t), 0)
+    return (fn, t._output_nr) if fn is not None else (accumulator(t), 0)
 
 
 def accumulator(t) -> AccumulateGrad:
@@ -162,23 +161,15 @@ def accumulator(t) -> AccumulateGrad:
     return node
 
 
-def _edge(t):
-    """``edge_of`` that also takes None (an absent optional input)."""
-    if t is None or not t._requires_grad:
-        return None
-    fn = t.grad_fn
-    return (fn, t._output_nr) if fn is not None else (accumulator(t), 0)
-
-
 def record(node: Node, inputs, outputs) -> Node:
     """Connect ``node`` to the tensors ``inputs`` and make it the grad_fn of ``outputs``."""
     n = len(inputs)
-    if n == 1:  # the hot cases, with edge_of inlined
-        node.next_functions = (_edge(inputs[0]),)
+    if n == 1:  # the hot cases: no comprehension frame
+        node.next_functions = (edge_of(inputs[0]),)
     elif n == 2:
-        node.next_functions = (_edge(inputs[0]), _edge(inputs[1]))
+        node.next_functions = (edge_of(inputs[0]), edge_of(inputs[1]))
     else:
-        node.next_functions = tuple([_edge(t) for t in inputs])
+        node.next_functions = tuple([edge_of(t) for t in inputs])
     if len(outputs) == 1:  # one output always receives its gradient: no metadata needed
         o = outputs[0]
         o.grad_fn, o._requires_grad = node, True

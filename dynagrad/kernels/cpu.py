@@ -101,6 +101,19 @@ def reduce_rows_kernel(kind: tuple, in_name: str, out_name: str):
                                                          out_name))
 
 
+TOTAL_CHUNKS = 16  # rows of the first level of a threaded total (a few per thread)
+
+
+def threaded_total(flat: np.ndarray, combine: str = "acc += v") -> float:
+    """The float64 total of a large contiguous 1-D float array (its size a multiple of
+    ``TOTAL_CHUNKS``): ``combine`` adds each ``v``'s contribution to ``acc`` (``"acc += v"`` for
+    a sum), over rows in parallel, then the rows' partial totals are summed."""
+    kernel = reduce_rows_kernel(("0", combine, "acc", "float64"), _tname(flat.dtype), "float64")
+    partial = np.empty(TOTAL_CHUNKS, np.float64)
+    kernel(flat.reshape(TOTAL_CHUNKS, -1), partial)
+    return float(partial.sum())
+
+
 def reduce_kernel(kind: tuple, in_name: str, out_name: str):
     """The compiled ``(O, R, I) -> (O, I)`` fold for ``kind`` = (init, combine, final, acc)."""
     init, combine, final, acc = kind

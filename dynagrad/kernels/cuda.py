@@ -412,6 +412,13 @@ def arg_reduce_axis(x, dim: int, better: str, out) -> None:
     block = _block_size()
     key = ("cuda", _rt["arch"], "arg_reduce", better, in_name, mode, block)
     kernel = _kernel(key, lambda: templates.arg_reduce(better, in_name, mode, block))
+    _run_per_output(kernel, mode, block, x3, out3, staged, out)
+
+
+def _run_per_output(kernel, mode: str, block: int, x3, out3, staged, out) -> None:
+    """Launch an axis kernel over the ``O * I`` outputs of ``(O, R, I)`` input ``x3``: a thread
+    each ("serial"), or a block each; then copy a staged result into ``out``."""
+    O, _, I = x3.shape
     if mode == "serial":
         kernel[_launch_1d(O * I)](x3, out3)
     else:
@@ -434,18 +441,12 @@ def scan_axis(x, dim: int, combine: str, out) -> None:
         return
     x3 = _input3(x, dim)
     out3, staged = _output3(out, dim, keep_axis=True)
-    O, R, I = x3.shape
-    mode = "serial" if R <= SERIAL_MAX_R else "block"
+    mode = "serial" if x3.shape[1] <= SERIAL_MAX_R else "block"
     in_name, out_name = _tname(x.dtype), _tname(out.dtype)
     block = _block_size()
     key = ("cuda", _rt["arch"], "scan", combine, in_name, out_name, mode, block)
     kernel = _kernel(key, lambda: templates.scan(combine, in_name, out_name, mode, block))
-    if mode == "serial":
-        kernel[_launch_1d(O * I)](x3, out3)
-    else:
-        kernel[min(O * I, _rt["blocks"]), block](x3, out3)
-    if staged is not None:
-        copy(staged, out)
+    _run_per_output(kernel, mode, block, x3, out3, staged, out)
 
 
 # --- indexing ----------------------------------------------------------------------------------

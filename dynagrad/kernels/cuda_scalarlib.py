@@ -142,16 +142,9 @@ def _sigmoid(x):
 
 
 def floor_div(x, y):
-    """PyTorch's floating floor division (exact quotient from fmod, then floor)."""
-    with _numpy.errstate(**_NO_WARNINGS):
-        if y == 0:
-            return x / y
-        m = _numpy.fmod(x, y)
-        d = (x - m) / y
-        if m != 0 and (y < 0) != (m < 0):
-            d -= 1.0
-        f = _numpy.floor(d)
-        return f + 1.0 if d - f > 0.5 else f
+    """PyTorch's floating floor division (exact quotient from fmod, then floor): the CPU
+    helper's body on the host; kernels get the overload below."""
+    return _np_call(_cpu_lib.floor_div.py_func, x, y)
 
 
 @_overload(floor_div)
@@ -234,11 +227,6 @@ def _same_body(name: str):
 
 int_fmod, nan_to_num, fmax_nan, fmin_nan, clamp, int_pow = (
     _same_body(n) for n in ("int_fmod", "nan_to_num", "fmax_nan", "fmin_nan", "clamp", "int_pow"))
-
-
-
-
-
 
 
 def fexp(x):

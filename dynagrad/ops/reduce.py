@@ -146,19 +146,6 @@ def _full_sum_entry(dt):
     return entry
 
 
-_SUM_CHUNKS = 16  # rows of the first level of a threaded full sum (a few per thread)
-
-
-def _threaded_full_sum(d: np.ndarray, dt) -> np.ndarray:
-    """Sum of a large contiguous float array: float64 partial sums of 16 rows in parallel, then
-    their total."""
-    init, combine, final = _FOLDS["sum"]["f"]
-    kernel = cpu.reduce_rows_kernel((init, combine, final, "float64"), dt.name, "float64")
-    partial = np.empty(_SUM_CHUNKS, np.float64)
-    kernel(d.reshape(_SUM_CHUNKS, -1), partial)
-    return np.asarray(partial.sum(), dtype=dt.np)
-
-
 _ALL_DIMS = tuple(tuple(range(n)) for n in range(9))
 
 
@@ -174,8 +161,8 @@ def sum(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
         dt = input.dtype
         if ((dt is dtypes.float32 or dt is dtypes.float64) and type(d) is np.ndarray
                 and d.flags.c_contiguous and d.size):
-            if d.size >= cpu.PARALLEL_MIN_ELEMENTS and d.size % _SUM_CHUNKS == 0:
-                out = _wrap(_threaded_full_sum(d, dt), dt)
+            if d.size >= cpu.PARALLEL_MIN_ELEMENTS and d.size % cpu.TOTAL_CHUNKS == 0:
+                out = _wrap(np.asarray(cpu.threaded_total(d.reshape(-1)), dtype=dt.np), dt)
             else:
                 entry = _FULL_SUM.get(dt) or _full_sum_entry(dt)
                 res = np.empty((1, 1), entry[1])

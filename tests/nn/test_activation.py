@@ -71,6 +71,16 @@ def test_gradcheck_and_gradgradcheck(name, kw):
     assert dg.autograd.gradgradcheck(fn, (xd,))
 
 
+def test_relu_gradient_at_zero_and_nan_matches_torch():
+    # one fused kernel, PyTorch's threshold_backward rule: zero gradient where the output is
+    # <= 0, the incoming gradient elsewhere (a NaN output passes it on)
+    x = np.array([-1.0, 0.0, 2.0, np.nan, 3.0])
+    xd, xt = dg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    (F.relu(xd) * 2.0).sum().backward()
+    (TF.relu(xt) * 2.0).sum().backward()
+    np.testing.assert_array_equal(xd.grad.numpy(), xt.grad.numpy())
+
+
 def test_fused_nodes_are_single_kernels():
     x = dg.randn(4, 3, requires_grad=True)
     assert type(F.gelu(x).grad_fn).__name__ == "GeluBackward0"
