@@ -46,7 +46,10 @@ def elementwise(expr: str, kinds: tuple, types: tuple, out_type: str, operands: 
             _stats["hits"] += 1
         args = [o.ravel() if k == "a" else o for o, k in zip(operands, kinds)]
         args.extend(p[2] for p in params)
-        kernel(*args, out.ravel())
+        if layout == "p" and templates.is_heavy(expr):
+            _blocked(kernel, key, expr, kinds, types, out_type, params, args, out.ravel())
+        else:
+            kernel(*args, out.ravel())
         return
     key = (expr, kinds, types, out_type, "s", params and tuple(p[:2] for p in params))
     kernel = _memory.get(key)
@@ -55,6 +58,17 @@ def elementwise(expr: str, kinds: tuple, types: tuple, out_type: str, operands: 
     else:
         _stats["hits"] += 1
     _strided(kernel, operands, kinds, out, tuple(p[2] for p in params))
+
+
+def _blocked(kernel, key, expr, kinds, types, out_type, params, args, out) -> None:
+    """A blocked threaded kernel covers whole blocks; the few elements left take the "c" kernel."""
+    whole = out.shape[0] - out.shape[0] % templates.BLOCK
+    kernel(*args, out)
+    if whole < out.shape[0]:
+        tail_key = key[:4] + ("c",) + key[5:]
+        tail = _memory.get(tail_key) or _build(tail_key, expr, kinds, types, out_type, "c", params)
+        tail(*[a[whole:] if k == "a" else a for a, k in zip(args, kinds)], *args[len(kinds):],
+             out[whole:])
 
 
 def _strided(kernel, operands, kinds, out, param_values) -> None:

@@ -118,9 +118,9 @@ def int_pow(x, y):
 
 # --- vectorizable float32 transcendentals ------------------------------------------------------
 # pip's llvmlite has no SVML, so math.exp / math.tanh are scalar libm calls that stop LLVM from
-# vectorizing a loop. For float32 these branch-light polynomial forms (exp: Cephes' expf
-# coefficients; tanh: a rational fitted for dynagrad) vectorize and stay within a few ulp of the
-# float64 result; float64 keeps libm.
+# vectorizing a loop. For float32 these branch-light polynomial forms (exp and expm1: Cephes'
+# expf coefficients; tanh built on that expm1; erfc: a rational fitted for dynagrad) vectorize and
+# stay within a few ulp of the float64 result; float64 keeps libm.
 
 @intrinsic
 def _int32_bits_as_float32(typingctx, value):
@@ -166,16 +166,21 @@ else:  # without AVX-512, LLVM's ldexp is a libm call per element: build the pow
 
 
 @numba.njit(inline="always")
-def _exp32_scaled(r, k):
-    """exp(r) * 2**k for |r| <= ln(2)/2 and |k| <= 150 (float32 polynomial)."""
+def _expm1_32_reduced(r):
+    """exp(r) - 1 for |r| <= ln(2)/2 (float32 polynomial; no cancellation for small r)."""
     y = np.float32(1.9875691500e-4)
     y = y * r + np.float32(1.3981999507e-3)
     y = y * r + np.float32(8.3334519073e-3)
     y = y * r + np.float32(4.1665795894e-2)
     y = y * r + np.float32(1.6666665459e-1)
     y = y * r + np.float32(5.0000001201e-1)
-    y = y * r * r + r + np.float32(1.0)
-    return _times_pow2(y, k)
+    return y * r * r + r
+
+
+@numba.njit(inline="always")
+def _exp32_scaled(r, k):
+    """exp(r) * 2**k for |r| <= ln(2)/2 and |k| <= 150 (float32 polynomial)."""
+    return _times_pow2(_expm1_32_reduced(r) + np.float32(1.0), k)
 
 
 @numba.njit(inline="always")
@@ -225,29 +230,20 @@ def _fexp(x):
     return lambda x: math.exp(x)
 
 
-# tanh for float32: x * P(x*x) / Q(x*x), a (4, 4) rational least-squares fit (relative error
-# 2.3e-8 on |x| <= 9.1; beyond that tanh rounds to +-1). No exp, no separate small-|x| branch:
-# 0.52 ns per element on one core at 1M elements, against 0.58 for 1 - 2 / (exp(2x) + 1) with the
-# exp above (and 0.75 with the exp before it used ldexp). P, Q and x * P run in float64, because
-# float32 Horner steps add up to ~5 ulp near saturation; the division runs in float32. At most
-# ~2.8 ulp overall (the exp form: ~1.3).
-_TANH_P0, _TANH_P1, _TANH_P2, _TANH_P3, _TANH_P4 = (
-    0.999999977292268, 0.13374494466982784, 0.003487833241861665, 2.048152648886184e-05,
-    1.3177951069156008e-08)
-_TANH_Q1, _TANH_Q2, _TANH_Q3, _TANH_Q4 = (
-    0.4670780828127927, 0.025847474809600233, 0.000327295534520715, 7.704230206613009e-07)
-
-
+# tanh for float32: tanh(a) = expm1(2a) / (expm1(2a) + 2) for a = |x|, with the sign put back.
+# expm1 is exp's own reduction and polynomial without the final "+ 1", so it keeps its relative
+# accuracy for small a and needs no separate small-|x| branch; 2**k - 1 is exact for the k that
+# occur (|x| is clamped at 9, where tanh already rounds to 1). Within ~2.4 ulp; 0.34 ns per element
+# on one core in cache, against 0.45 for a float64-evaluated rational and 0.33 for PyTorch (Sleef).
 @numba.njit(inline="always")
 def _tanh32(x):
-    xd = np.float64(x)
-    t = xd * xd
-    p = (((_TANH_P4 * t + _TANH_P3) * t + _TANH_P2) * t + _TANH_P1) * t + _TANH_P0
-    q = (((_TANH_Q4 * t + _TANH_Q3) * t + _TANH_Q2) * t + _TANH_Q1) * t + 1.0
-    r = np.float32(xd * p) / np.float32(q)
-    saturated = np.float32(1.0) if x > 0 else np.float32(-1.0)
-    saturated = saturated if x == x else x  # NaN stays NaN
-    return r if abs(x) < np.float32(9.1) else saturated
+    a = abs(x)
+    a = np.float32(9.0) if a > np.float32(9.0) else a  # written so that NaN passes through
+    y = a + a
+    k = np.floor(y * np.float32(1.4426950408889634) + np.float32(0.5))
+    r = y - k * np.float32(0.693359375) - k * np.float32(-2.12194440e-4)
+    em1 = _times_pow2(_expm1_32_reduced(r), k) + (_times_pow2(np.float32(1.0), k) - np.float32(1.0))
+    return math.copysign(em1 / (em1 + np.float32(2.0)), x)
 
 
 def ftanh(x):
