@@ -221,6 +221,7 @@ def test_large_outputs_reuse_idle_buffers_but_never_live_ones():
     a = dg.rand(n)
     first = a + 1.0
     ptr = first.data_ptr()
+    assert ptr % memory.ALIGN_BYTES == 0  # whole cache lines for vector stores
     view = first[10:20]  # a live view keeps the buffer busy
     del first
     second = a + 2.0
@@ -233,6 +234,22 @@ def test_large_outputs_reuse_idle_buffers_but_never_live_ones():
     del second, third
     assert memory.release_idle() >= 2 * n * 4
     assert memory.stats()["idle_bytes"] == 0
+
+
+def test_large_hot_path_outputs_stay_intact_and_strided_inputs_are_read_right():
+    # tensor-tensor and unary ops on large inputs take the hot path with a pooled output
+    n = cpu.PARALLEL_MIN_ELEMENTS
+    a, b = dg.rand(n) - 0.5, dg.rand(n)
+    first, relu = a + b, a.relu()
+    second = a * b  # may not take first's (or relu's) buffer while they live
+    assert len({first.data_ptr(), relu.data_ptr(), second.data_ptr()}) == 3
+    np.testing.assert_allclose(first.numpy(), a.numpy() + b.numpy(), rtol=1e-6)
+    np.testing.assert_array_equal(relu.numpy(), np.maximum(a.numpy(), 0))
+    np.testing.assert_allclose(second.numpy(), a.numpy() * b.numpy(), rtol=1e-6)
+    m = dg.rand(512, 1024)
+    t = m.t()  # large and transposed: the strided kernel, never a flat read of the memory
+    np.testing.assert_allclose((t + t).numpy(), 2 * m.numpy().T, rtol=1e-6)
+    np.testing.assert_array_equal(t.neg().numpy(), -m.numpy().T)
 
 
 @pytest.mark.parametrize("env, expect_wide", [({}, True), ({"DYNAGRAD_PREFER_256_BIT": "1"}, False),

@@ -22,10 +22,11 @@ import numpy as np
 
 POOL_MIN_BYTES = 1 << 21        # smaller buffers come from malloc's own free lists
 POOL_MAX_IDLE_BYTES = 1 << 29   # idle buffers kept beyond this are released to the OS
+ALIGN_BYTES = 64                # one cache line: a 512-bit store never straddles two (malloc gives 16)
 
-_buckets: dict = {}             # nbytes -> [raw uint8 buffer, ...] (in use or idle)
+_buckets: dict = {}             # nbytes -> [(raw uint8 buffer, aligned start), ...]
 _pooled = [0]                   # total bytes held in the buckets
-_IDLE_REFS = 3                  # the bucket list, the loop variable, getrefcount's argument
+_IDLE_REFS = 3                  # the bucket's tuple, the loop variable, getrefcount's argument
 _lock = threading.Lock()        # two threads must never both take the same idle buffer
 
 
@@ -39,15 +40,16 @@ def empty(shape: tuple, dtype) -> np.ndarray:
         bucket = _buckets.get(nbytes)
         if bucket is None:
             bucket = _buckets[nbytes] = []
-        for raw in bucket:
+        for raw, start in bucket:
             if sys.getrefcount(raw) == _IDLE_REFS:
-                return raw.view(dtype).reshape(shape)
+                return raw[start:start + nbytes].view(dtype).reshape(shape)
         if _pooled[0] + nbytes > POOL_MAX_IDLE_BYTES:
             _release_idle_locked()
-        raw = np.empty(nbytes, np.uint8)
-        bucket.append(raw)
+        raw = np.empty(nbytes + ALIGN_BYTES, np.uint8)
+        start = -raw.ctypes.data % ALIGN_BYTES  # its views keep raw as their base
+        bucket.append((raw, start))
         _pooled[0] += nbytes
-        return raw.view(dtype).reshape(shape)
+        return raw[start:start + nbytes].view(dtype).reshape(shape)
 
 
 def release_idle() -> int:
@@ -60,11 +62,11 @@ def _release_idle_locked() -> int:
     released = 0
     for nbytes, bucket in _buckets.items():
         keep = []
-        for raw in bucket:
+        for raw, start in bucket:
             if sys.getrefcount(raw) == _IDLE_REFS:
                 released += nbytes
             else:
-                keep.append(raw)
+                keep.append((raw, start))
         bucket[:] = keep
     _pooled[0] -= released
     return released
@@ -72,6 +74,6 @@ def _release_idle_locked() -> int:
 
 def stats() -> dict:
     """Bytes held by the pool, and how many of them no array uses right now."""
-    idle = sum(n for n, bucket in _buckets.items() for raw in bucket
+    idle = sum(n for n, bucket in _buckets.items() for raw, _ in bucket
                if sys.getrefcount(raw) == _IDLE_REFS)
     return {"pooled_bytes": _pooled[0], "idle_bytes": idle}

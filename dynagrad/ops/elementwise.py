@@ -23,6 +23,7 @@ from ..errors import describe
 from ..kernels import cache as kernel_cache
 from ..kernels import cpu, gpu, memory
 from ..kernels.cuda_array import DeviceArray
+from ..kernels.templates import is_heavy
 from ..tensor import TENSOR_TYPES, Tensor, _new, _wrap
 from ._util import broadcast_shapes
 from .placement import common_device, host
@@ -204,6 +205,7 @@ def compute(op: Elementwise, operands: tuple, params: dict | None = None, out: T
 
 _FAST_DTYPES = (dtypes.float32, dtypes.float64, dtypes.int64, dtypes.bool_)
 _PARALLEL_MIN = cpu.PARALLEL_MIN_ELEMENTS
+_pooled = memory.empty
 _GRAD = grad_mode.GRAD_ENABLED
 _HITS = kernel_cache._stats  # the hot path counts its cache hits like every other lookup
 kernel_cache._clear_hooks.append(lambda: [op.fast.clear() for op in OPS.values()])
@@ -220,6 +222,7 @@ def binary_function(op: Elementwise, fallback):
     """
     fast = op.fast
     record = op.node_cls is not None
+    blocked = any(is_heavy(e) for e in op.exprs.values())  # large inputs take compute's tail call
 
     def run(a, b):
         da = a._data
@@ -230,12 +233,18 @@ def binary_function(op: Elementwise, fallback):
                 return fallback(a, b)
             shape = da.shape  # one tuple, used twice
             if db.shape == shape:
-                if da.size >= _PARALLEL_MIN:
-                    return fallback(a, b)
-                entry = fast.get(a.dtype)
-                if entry is None:
-                    return _fill_fast(op, a.dtype, (a, b), ("a", "a"), "c")
-                res = np.empty(shape, entry[2])
+                if da.size >= _PARALLEL_MIN:  # threaded kernel, pooled output
+                    if blocked or not (da.flags.c_contiguous and db.flags.c_contiguous):
+                        return fallback(a, b)  # (a strided kernel beats a large copy)
+                    entry = fast.get((a.dtype, "p"))
+                    if entry is None:
+                        return _fill_fast(op, (a.dtype, "p"), (a, b), ("a", "a"), "p")
+                    res = _pooled(shape, entry[2])
+                else:
+                    entry = fast.get(a.dtype)
+                    if entry is None:
+                        return _fill_fast(op, a.dtype, (a, b), ("a", "a"), "c")
+                    res = np.empty(shape, entry[2])
                 try:
                     # no layout check: ravel() is a view of a contiguous input and a C-order
                     # copy of any other, which costs less than checking on every call
@@ -291,20 +300,28 @@ _PAD = tuple((None,) * k for k in range(5))
 
 def unary_function(op: Elementwise):
     """The hot path of unary ``op`` as a function ``(input) -> Tensor`` (one Python frame for
-    ``x.relu()``); non-contiguous, large or non-tensor inputs take the general ``compute``."""
+    ``x.relu()``); non-tensor inputs and large non-contiguous ones take the general ``compute``,
+    as do large inputs of a transcendental (its blocked kernel needs a tail call)."""
     fast = op.fast
     record = op.node_cls is not None
+    blocked = any(is_heavy(e) for e in op.exprs.values())  # large inputs take compute's tail call
 
     def run(a):
         if type(a) not in TENSOR_TYPES:
             return compute(op, (_tensor(a, op.name),))
         da = a._data
-        if da.size >= _PARALLEL_MIN:
-            return compute(op, (a,))
-        entry = fast.get(a.dtype)
-        if entry is None:
-            return _fill_fast(op, a.dtype, (a,), ("a",), "c")
-        res = np.empty(da.shape, entry[2])
+        if da.size >= _PARALLEL_MIN:  # threaded kernel, pooled output
+            if blocked or not da.flags.c_contiguous:
+                return compute(op, (a,))
+            entry = fast.get((a.dtype, "p"))
+            if entry is None:
+                return _fill_fast(op, (a.dtype, "p"), (a,), ("a",), "p")
+            res = _pooled(da.shape, entry[2])
+        else:
+            entry = fast.get(a.dtype)
+            if entry is None:
+                return _fill_fast(op, a.dtype, (a,), ("a",), "c")
+            res = np.empty(da.shape, entry[2])
         try:
             entry[0](da.ravel(), res.ravel())  # any layout: see the binary hot path
         except TypeError:  # a CUDA buffer, which Numba refuses to unbox before any work
@@ -344,7 +361,7 @@ def _remember_fast(op: Elementwise, key, operands, kinds, layout) -> None:
         if kernel is not None:
             # Call the compiled entry point directly (skipping Numba's type dispatch): safe here
             # because the hot path only admits exactly this dtype and rank (1-D contiguous for
-            # layout "c", 4-D of any strides for layout "s").
+            # layouts "c" and "p", 4-D of any strides for layout "s").
             entry = kernel.overloads[kernel.signatures[0]].entry_point
             op.fast[key] = (entry, out_dt, out_dt.np, ct.np.type)
 
