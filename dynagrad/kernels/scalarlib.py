@@ -279,10 +279,9 @@ def _fsigmoid(x):
     return lambda x: sigmoid(x)
 
 
-# erf / erfc for float32: |x| < 1 uses erf(x)/x as a polynomial in x*x (least-squares fit, within
-# ~2.5 ulp); erfc(a) for a >= 0 is exp(-a*a) * P(a) / Q(a), a (4, 5) rational fitted for dynagrad
-# (relative error 5e-9 on [0, 9.5]; all coefficients positive, so Horner in float32 stays within a
-# few ulp). The tail keeps its relative accuracy: there is no 1 - erf cancellation.
+# erf / erfc and the normal CDF for float32: |x| < 1 uses erf(x)/x as a polynomial in x*x
+# (least-squares fit, within ~2.5 ulp); beyond, the Gaussian factor times a fitted rational. The
+# tail keeps its relative accuracy: there is no 1 - erf cancellation.
 
 @numba.njit(inline="always")
 def _erf_small32(x):  # |x| < 1
@@ -297,32 +296,9 @@ def _erf_small32(x):  # |x| < 1
     return x * p
 
 
-_ERFC_P = (1.0000000051130304, 1.2332083935093388, 0.7261684309529399, 0.22663242749877413,
-           0.03225520682838917)
-_ERFC_Q = (2.361588077879255, 2.390926788949914, 1.3152230079243425, 0.4017245772139697,
-           0.05717007218793915)
-_EP0, _EP1, _EP2, _EP3, _EP4 = (np.float32(c) for c in _ERFC_P)
-_EQ1, _EQ2, _EQ3, _EQ4, _EQ5 = (np.float32(c) for c in _ERFC_Q)
-
-
-@numba.njit(inline="always")
-def _erfc_ratio32(a):
-    """erfc(a) * exp(a*a) for 0 <= a <= 10.5."""
-    p = (((_EP4 * a + _EP3) * a + _EP2) * a + _EP1) * a + _EP0
-    q = ((((_EQ5 * a + _EQ4) * a + _EQ3) * a + _EQ2) * a + _EQ1) * a + np.float32(1.0)
-    return p / q
-
-
-@numba.njit(inline="always")
-def _erfc_pos32(a):
-    """erfc(a) for a >= 0."""
-    a = min(a, np.float32(10.5))  # erfc is 0 in float32 from a ~ 10.1
-    return _exp32_neg_square(a, np.float32(1.0)) * _erfc_ratio32(a)
-
-
 # Phi(-v) * exp(v*v/2) for 0 <= v <= 15 (the normal tail over its Gaussian factor), a (4, 5)
-# rational fitted for dynagrad directly in v (relative error 6.3e-9; all coefficients positive):
-# the same function as 0.5 * _erfc_ratio32(v / sqrt(2)), two multiplies shorter.
+# rational fitted for dynagrad (relative error 6.3e-9; all coefficients positive, so Horner in
+# float32 stays within a few ulp). erfc(a) = 2 * Phi(-a*sqrt(2)) uses it too.
 _PHI_P = (0.5000000031636863, 0.43928150828280554, 0.18396761043586893, 0.040880582515293286,
           0.004153140558948616)
 _PHI_Q = (1.6764480235749413, 1.205542158556437, 0.4714046386868183, 0.10247854077694735,
@@ -332,15 +308,28 @@ _PQ1, _PQ2, _PQ3, _PQ4, _PQ5 = (np.float32(c) for c in _PHI_Q)
 
 
 @numba.njit(inline="always")
+def _phi_tail_ratio32(v):
+    """Phi(-v) * exp(v*v/2) for float32 0 <= v <= 15."""
+    p = (((_PP4 * v + _PP3) * v + _PP2) * v + _PP1) * v + _PP0
+    q = ((((_PQ5 * v + _PQ4) * v + _PQ3) * v + _PQ2) * v + _PQ1) * v + np.float32(1.0)
+    return p / q
+
+
+@numba.njit(inline="always")
+def _erfc_pos32(a):
+    """erfc(a) for a >= 0 (the rounding of a*sqrt(2) is far below erf's ulp where it is used)."""
+    v = min(a * np.float32(1.4142135623730951), np.float32(15.0))  # 0 in float32 from v ~ 14.3
+    return np.float32(2.0) * _exp32_neg_square(v, np.float32(0.5)) * _phi_tail_ratio32(v)
+
+
+@numba.njit(inline="always")
 def _gelu_parts32(x):
     """(Phi(x), exp(-x*x/2)) for float32 x: the normal CDF and the shared Gaussian factor.
     The Gaussian factor reads x itself: exp(-a*a) of the rounded a = |x|/sqrt(2) would be off by
     up to 2*a*a float32 roundings."""
     v = min(abs(x), np.float32(15.0))  # both factors are 0 in float32 from |x| ~ 14.3
     e = _exp32_neg_square(v, np.float32(0.5))
-    p = (((_PP4 * v + _PP3) * v + _PP2) * v + _PP1) * v + _PP0
-    q = ((((_PQ5 * v + _PQ4) * v + _PQ3) * v + _PQ2) * v + _PQ1) * v + np.float32(1.0)
-    lower = e * (p / q)  # Phi(-|x|)
+    lower = e * _phi_tail_ratio32(v)  # Phi(-|x|)
     return (lower if x < 0 else np.float32(1.0) - lower), e
 
 
