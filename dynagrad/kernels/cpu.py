@@ -47,7 +47,7 @@ def elementwise(expr: str, kinds: tuple, types: tuple, out_type: str, operands: 
         args = [o.ravel() if k == "a" else o for o, k in zip(operands, kinds)]
         args.extend(p[2] for p in params)
         if layout == "p" and templates.is_heavy(expr):
-            _blocked(kernel, key, expr, kinds, types, out_type, params, args, out.ravel())
+            _blocked(kernel, key, args, out.ravel())
         else:
             kernel(*args, out.ravel())
         return
@@ -60,12 +60,14 @@ def elementwise(expr: str, kinds: tuple, types: tuple, out_type: str, operands: 
     _strided(kernel, operands, kinds, out, tuple(p[2] for p in params))
 
 
-def _blocked(kernel, key, expr, kinds, types, out_type, params, args, out) -> None:
-    """A blocked threaded kernel covers whole blocks; the few elements left take the "c" kernel."""
+def _blocked(kernel, key, args, out) -> None:
+    """A blocked threaded kernel covers whole blocks; the few elements left take the "c" kernel
+    of the same ``key`` (expr, kinds, types, out_type, layout, params)."""
     whole = out.shape[0] - out.shape[0] % templates.BLOCK
     kernel(*args, out)
     if whole < out.shape[0]:
-        tail_key = key[:4] + ("c",) + key[5:]
+        expr, kinds, types, out_type, _, params = key
+        tail_key = (expr, kinds, types, out_type, "c", params)
         tail = _memory.get(tail_key) or _build(tail_key, expr, kinds, types, out_type, "c", params)
         tail(*[a[whole:] if k == "a" else a for a, k in zip(args, kinds)], *args[len(kinds):],
              out[whole:])

@@ -7,8 +7,8 @@ laid out as PyTorch's: LSTM ``i f g o``, GRU ``r z n``) and specializes on that 
 
 Speed notes. The forward kernels are dominated by the gate nonlinearities: scalarlib's
 vectorizable float32 sigmoid and tanh (libm for float64, which serves accuracy: tests,
-gradcheck). Each gate block gets its own inner loop: one loop that writes four
-gate blocks at once is not vectorized (about 4x slower).
+gradcheck). Each gate block gets its own inner loop: one loop that writes four gate blocks at
+once is not vectorized (about 4x slower).
 
 Example:
     >>> src, name, sig, what = build("lstm_forward", "float32")

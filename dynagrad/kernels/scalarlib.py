@@ -119,8 +119,8 @@ def int_pow(x, y):
 # --- vectorizable float32 transcendentals ------------------------------------------------------
 # pip's llvmlite has no SVML, so math.exp / math.tanh are scalar libm calls that stop LLVM from
 # vectorizing a loop. For float32 these branch-light polynomial forms (exp and expm1: Cephes'
-# expf coefficients; tanh built on that expm1; erfc: a rational fitted for dynagrad) vectorize and
-# stay within a few ulp of the float64 result; float64 keeps libm.
+# expf coefficients; tanh built on that expm1; erf and the normal CDF: a rational fitted for
+# dynagrad) vectorize and stay within a few ulp of the float64 result; float64 keeps libm.
 
 @intrinsic
 def _int32_bits_as_float32(typingctx, value):
@@ -184,10 +184,15 @@ def _exp32_scaled(r, k):
 
 
 @numba.njit(inline="always")
+def _reduce_ln2(y):
+    """``(r, k)`` with y = k * ln(2) + r, |r| <= ln(2)/2 (Cody-Waite: ln 2 in two parts, k float)."""
+    k = np.floor(y * np.float32(1.4426950408889634) + np.float32(0.5))
+    return y - k * np.float32(0.693359375) - k * np.float32(-2.12194440e-4), k
+
+
+@numba.njit(inline="always")
 def _exp32(x):
-    xc = min(max(x, np.float32(-104.0)), np.float32(89.0))
-    k = np.floor(xc * np.float32(1.4426950408889634) + np.float32(0.5))
-    r = xc - k * np.float32(0.693359375) - k * np.float32(-2.12194440e-4)
+    r, k = _reduce_ln2(min(max(x, np.float32(-104.0)), np.float32(89.0)))
     e = _exp32_scaled(r, k)
     return e if x == x else x
 
@@ -241,9 +246,7 @@ def _fexp(x):
 def _tanh32(x):
     a = abs(x)
     a = np.float32(9.0) if a > np.float32(9.0) else a  # written so that NaN passes through
-    y = a + a
-    k = np.floor(y * np.float32(1.4426950408889634) + np.float32(0.5))
-    r = y - k * np.float32(0.693359375) - k * np.float32(-2.12194440e-4)
+    r, k = _reduce_ln2(a + a)
     em1 = _times_pow2(_expm1_32_reduced(r), k) + (_times_pow2(np.float32(1.0), k) - np.float32(1.0))
     return math.copysign(em1 / (em1 + np.float32(2.0)), x)
 

@@ -75,7 +75,6 @@ def elementwise(expr: str, kinds: tuple, in_types: tuple, out_type: str, layout:
         if k == "s":
             body.append(f"    {OPERAND_NAMES[i]} = a{i}")
     if layout in "cp":
-        loop = "numba.prange" if layout == "p" else "range"
         arrays = [i for i, k in enumerate(kinds) if k == "a"]
         if layout == "p" and is_heavy(expr):
             # whole blocks of BLOCK elements (the caller runs the tail with the "c" kernel): a

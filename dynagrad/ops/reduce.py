@@ -21,7 +21,7 @@ import numpy as np
 from .. import dtypes
 from ..autograd import grad_mode
 from ..autograd.function import Node, record
-from ..dtypes import bool_, float64, int64
+from ..dtypes import bool_, int64
 from ..errors import describe
 from ..kernels import cpu
 from ..kernels.gpu import backend
@@ -108,6 +108,7 @@ _FILL_MAX = 1 << 16  # elements: up to here SumBackward0 fills a buffer instead 
 
 class SumBackward0(Node):
     keepdim = False
+
     def backward(self, g):
         if grad_mode.GRAD_ENABLED[0]:  # create_graph: keep the expansion differentiable
             return (_expand_back(g, self.shape, self.dims, self.keepdim),)

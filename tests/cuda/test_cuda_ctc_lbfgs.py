@@ -32,8 +32,6 @@ def log_probs(T, N, C, dtype=np.float64):
     return np.log(RNG.dirichlet(np.ones(C), size=(T, N))).astype(dtype)
 
 
-
-
 def ctc_run(lp, targets, in_len, tg_len, device=None, composite=False, through_softmax=False,
             **kw):
     """Loss and the gradient of a weighted sum of it with respect to ``lp`` (the leaf)."""

@@ -45,8 +45,6 @@ class Const:
         self.arr = arr
 
 
-
-
 def _tensors(arrays, device, dtype):
     out = []
     for a in arrays:

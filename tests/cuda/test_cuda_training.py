@@ -38,7 +38,6 @@ def test_training_on_cuda_follows_the_cpu_run_with_flat_memory(cuda):
     assert dg.cuda.max_memory_allocated() >= allocated[-1] > 0
 
 
-
 def test_a_training_step_reads_back_only_the_target_bounds(cuda, monkeypatch):
     """Device-to-host reads stall a GPU: a classification step (forward, backward, SGD) reads
     back just the smallest and largest target, for the range check; the backward re-checks
