@@ -25,6 +25,7 @@ import threading
 
 import numpy as np
 
+from ..._batch_parallel import run_split
 from ...autograd import grad_mode
 from ...autograd.function import Node, record
 from ...errors import describe
@@ -133,29 +134,38 @@ def _chunk(n: int, per_sample: int, itemsize: int) -> int:
     return min(max(n, 1), max(1, CHUNK_BYTES // max(1, per_sample * itemsize)))
 
 
-def _forward(x5: np.ndarray, w3: np.ndarray, geom: _Geom, keep: bool = False):
-    """``out[n, o, l] = sum_k w[o, k] * cols[n, k, l]`` per group; ``w3`` is
+def _forward(x5: np.ndarray, w3: np.ndarray, geom: _Geom, keep: bool = False,
+             bias: np.ndarray | None = None):
+    """``out[n, o, l] = sum_k w[o, k] * cols[n, k, l] (+ bias[o])`` per group; ``w3`` is
     ``(G, Og, Cg*taps)``. Returns ``(N, O, L)`` and, when ``keep`` is asked and the batch's
     columns fit ``KEEP_COLS_BYTES``, those columns ``(N, C*taps, L)`` (else None)."""
     n_, c = x5.shape[:2]
     g, og, cgk = w3.shape
     L = math.prod(geom.out)
     out = np.empty((n_, g * og, L), x5.dtype)
-    im2col = _kernel("im2col", x5.dtype.name)
+    im2col = _kernel("im2col", x5.dtype.name)  # looked up here: workers must not compile
     rows = c * geom.taps
     nc = _chunk(n_, rows * L, x5.itemsize)
     kept = None
     if keep and n_ * rows * L * x5.itemsize <= KEEP_COLS_BYTES:
         kept = memory.empty((n_, rows, L), x5.dtype)  # pooled: no page faults per step
-    ws = _workspace(nc * rows * L, x5.dtype)
-    for n0 in range(0, n_, nc):
-        m = min(n_, n0 + nc) - n0
-        cols = ws[:m * rows * L].reshape(m, rows, L) if kept is None else kept[n0:n0 + m]
-        im2col(x5[n0:n0 + m], geom.arr, cols)
-        if g == 1:
-            np.matmul(w3[0], cols, out=out[n0:n0 + m])
-        else:
-            np.matmul(w3, cols.reshape(m, g, cgk, L), out=out[n0:n0 + m].reshape(m, g, og, L))
+    b3 = None if bias is None else bias.reshape(1, g * og, 1)
+
+    def samples(lo: int, hi: int) -> None:
+        ws = _workspace(nc * rows * L, x5.dtype)
+        for n0 in range(lo, hi, nc):
+            m = min(hi, n0 + nc) - n0
+            cols = ws[:m * rows * L].reshape(m, rows, L) if kept is None else kept[n0:n0 + m]
+            im2col(x5[n0:n0 + m], geom.arr, cols)
+            if g == 1:
+                np.matmul(w3[0], cols, out=out[n0:n0 + m])
+            else:
+                np.matmul(w3, cols.reshape(m, g, cgk, L),
+                          out=out[n0:n0 + m].reshape(m, g, og, L))
+            if b3 is not None:
+                out[n0:n0 + m] += b3  # while the chunk is still in cache
+
+    run_split(n_, samples)
     return out, kept
 
 
@@ -171,28 +181,37 @@ def _backward(x5, g3: np.ndarray, w3: np.ndarray, geom: _Geom, in_shape: tuple,
     dt = g3.dtype
     rows = c * geom.taps
     nc = _chunk(n_, rows * L, dt.itemsize)
-    ws = _workspace(nc * rows * L, dt)
     im2col, col2im = _kernel("im2col", dt.name), _kernel("col2im", dt.name)
     gx = np.zeros(in_shape, dt) if want_input else None
-    gw = np.zeros(w3.shape, dt) if want_weight else None
     wt = np.ascontiguousarray(w3.transpose(0, 2, 1)) if want_input else None
-    for n0 in range(0, n_, nc):
-        m = min(n_, n0 + nc) - n0
-        flat = ws[:m * rows * L].reshape(m, rows, L)
-        gout = g3[n0:n0 + m].reshape(m, g, og, L)
-        if want_weight:
-            if kept is None:
-                im2col(x5[n0:n0 + m], geom.arr, flat)
-                cols = flat.reshape(m, g, cgk, L)
-            else:
-                cols = kept[n0:n0 + m].reshape(m, g, cgk, L)
-            if m == 1:   # one GEMM per group, no (m, G, Og, Cg*taps) temporary to sum
-                gw += np.matmul(gout[0], cols[0].transpose(0, 2, 1))
-            else:
-                gw += np.matmul(gout, cols.transpose(0, 1, 3, 2)).sum(0)
-        if want_input:
-            np.matmul(wt, gout, out=flat.reshape(m, g, cgk, L))
-            col2im(flat, geom.arr, gx[n0:n0 + m])
+
+    def samples(lo: int, hi: int) -> np.ndarray | None:
+        """This slice's share of the weight gradient; writes its rows of ``gx``."""
+        gw = np.zeros(w3.shape, dt) if want_weight else None
+        ws = _workspace(nc * rows * L, dt)
+        for n0 in range(lo, hi, nc):
+            m = min(hi, n0 + nc) - n0
+            flat = ws[:m * rows * L].reshape(m, rows, L)
+            gout = g3[n0:n0 + m].reshape(m, g, og, L)
+            if want_weight:
+                if kept is None:
+                    im2col(x5[n0:n0 + m], geom.arr, flat)
+                    cols = flat.reshape(m, g, cgk, L)
+                else:
+                    cols = kept[n0:n0 + m].reshape(m, g, cgk, L)
+                if m == 1:   # one GEMM per group, no (m, G, Og, Cg*taps) temporary to sum
+                    gw += np.matmul(gout[0], cols[0].transpose(0, 2, 1))
+                else:
+                    gw += np.matmul(gout, cols.transpose(0, 1, 3, 2)).sum(0)
+            if want_input:
+                np.matmul(wt, gout, out=flat.reshape(m, g, cgk, L))
+                col2im(flat, geom.arr, gx[n0:n0 + m])
+        return gw
+
+    partial = run_split(n_, samples)
+    gw = partial[0]
+    for other in partial[1:] if want_weight else ():
+        gw += other
     return gx, gw
 
 
@@ -328,9 +347,8 @@ def _convnd(op: str, nsp: int, input, weight, bias, stride, padding, dilation, g
     geom = _Geom(k, stride, lo, dilation, out_sp)
     x5 = _as5(x._data, nsp)
     w3 = np.ascontiguousarray(w._data).reshape(groups, O // groups, -1)
-    out, cols = _forward(x5, w3, geom, keep=grad_mode.GRAD_ENABLED[0] and w._requires_grad)
-    if bias is not None:
-        out += bias._data.reshape(1, O, 1)
+    out, cols = _forward(x5, w3, geom, keep=grad_mode.GRAD_ENABLED[0] and w._requires_grad,
+                         bias=None if bias is None else bias._data)
     res = _wrap(out.reshape((x.shape[0], O) + out_sp), x.dtype)
     _record_conv(ConvolutionBackward0, op, geom, nsp, groups, x, w, bias, res, cols)
     return res if batched else res.squeeze(0)

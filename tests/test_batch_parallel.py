@@ -1,0 +1,102 @@
+"""Batch slices run on OpenBLAS's worker threads (dynagrad._batch_parallel): every item covered
+once, results in slice order, BLAS's thread count restored (also after an error and across
+concurrent callers), and the convolution that uses it equal to its unsplit self."""
+import threading
+
+import numpy as np
+import pytest
+
+import dynagrad as dg
+import dynagrad.nn.functional as F
+from dynagrad import _batch_parallel as bp
+
+needs_openblas = pytest.mark.skipif(bp._BLAS is None or bp._BLAS[1]() < 2,
+                                    reason="NumPy's bundled OpenBLAS with 2+ threads")
+
+
+def _blas_threads() -> int:
+    return bp._BLAS[1]()
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 7, 64])
+def test_slices_cover_every_item_once_in_order(n):
+    slices = bp.run_split(n, lambda lo, hi: (lo, hi))
+    assert slices[0][0] == 0 and slices[-1][1] == n
+    assert all(a[1] == b[0] for a, b in zip(slices, slices[1:]))
+    assert all(lo < hi for lo, hi in slices)
+    assert len(slices) == bp.parallel_slices(n) <= n
+
+
+@needs_openblas
+def test_slices_run_on_other_threads_with_single_threaded_blas():
+    before = _blas_threads()
+    seen = bp.run_split(8, lambda lo, hi: (threading.get_ident(), _blas_threads()))
+    assert len(seen) == min(8, before) and len({t for t, _ in seen}) == len(seen)
+    assert seen[0][0] == threading.get_ident()   # the first slice runs in the caller
+    assert all(n == 1 for _, n in seen)           # BLAS is single-threaded inside a slice
+    assert _blas_threads() == before
+
+
+@needs_openblas
+def test_error_in_a_worker_slice_reaches_the_caller_and_restores_blas():
+    before = _blas_threads()
+
+    def work(lo, hi):
+        if lo > 0:
+            raise ValueError(f"slice {lo}:{hi} failed")
+        return np.ones((64, 64), np.float32) @ np.ones((64, 64), np.float32)
+
+    with pytest.raises(ValueError, match="failed"):
+        bp.run_split(4, work)
+    assert _blas_threads() == before
+    assert bp.run_split(4, lambda lo, hi: hi - lo) == [2, 2]  # still usable
+
+
+@needs_openblas
+def test_concurrent_callers_get_right_results_and_restore_blas():
+    before = _blas_threads()
+    a = np.random.default_rng(0).standard_normal((40, 30, 30)).astype(np.float32)
+    want = np.matmul(a, a)
+    outs, errors = [], []
+
+    def caller():
+        try:
+            for _ in range(20):
+                out = np.empty_like(a)
+
+                def work(lo, hi):
+                    np.matmul(a[lo:hi], a[lo:hi], out=out[lo:hi])
+                bp.run_split(len(a), work)
+                outs.append(out)
+        except BaseException as exc:  # noqa: B036 - reported by the assertion below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=caller) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and len(outs) == 60
+    for out in outs:
+        np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)
+    assert _blas_threads() == before
+
+
+@pytest.mark.parametrize("batch", [2, 5, 9])
+def test_split_convolution_equals_unsplit(monkeypatch, batch):
+    # odd batch sizes give unequal slices; float64 so both orders of the weight-gradient sum agree
+    rng = np.random.default_rng(batch)
+    x0 = rng.standard_normal((batch, 3, 9, 8))
+    w0, b0 = rng.standard_normal((4, 3, 3, 3)), rng.standard_normal(4)
+
+    def run():
+        x, w, b = (dg.tensor(v, requires_grad=True) for v in (x0, w0, b0))
+        y = F.conv2d(x, w, b, padding=1, stride=(1, 2))
+        (y * y).sum().backward()
+        return [t.numpy() for t in (y.detach(), x.grad, w.grad, b.grad)]
+
+    split = run()
+    monkeypatch.setattr(bp, "_BLAS", None)   # no OpenBLAS control: one slice, as before
+    assert bp.parallel_slices(batch) == 1
+    for a, b in zip(split, run()):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
