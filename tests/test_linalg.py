@@ -173,6 +173,50 @@ def test_matmul_torch_parity_with_broadcasting():
         np.testing.assert_allclose(db.grad.numpy(), tb.grad.numpy(), rtol=1e-12, atol=1e-12)
 
 
+def test_transposed_operand_gradients_keep_its_layout():
+    # q @ k.transpose(1, 2): k's gradient is computed as a transposed product so that it comes
+    # back contiguous (no strided copy); a transposed left operand likewise. Values as torch's.
+    torch = pytest.importorskip("torch")
+    q, k, w = data((3, 5, 4), 1), data((3, 6, 4), 2), data((3, 5, 6), 3)
+    dq, dk = (dg.tensor(x, dtype=dg.float64, requires_grad=True) for x in (q, k))
+    tq, tk = (torch.tensor(x, requires_grad=True) for x in (q, k))
+    (dq @ dk.transpose(1, 2)).backward(dg.tensor(w, dtype=dg.float64))
+    (tq @ tk.transpose(1, 2)).backward(torch.tensor(w))
+    assert dk.grad.numpy().flags.c_contiguous
+    np.testing.assert_allclose(dk.grad.numpy(), tk.grad.numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(dq.grad.numpy(), tq.grad.numpy(), rtol=1e-12, atol=1e-12)
+    da = dg.tensor(data((3, 4, 5), 4), dtype=dg.float64, requires_grad=True)
+    ta = torch.tensor(data((3, 4, 5), 4), requires_grad=True)
+    (da.transpose(1, 2) @ dk.detach()[:, :4]).sum().backward()
+    (ta.transpose(1, 2) @ tk.detach()[:, :4]).sum().backward()
+    assert da.grad.numpy().flags.c_contiguous
+    np.testing.assert_allclose(da.grad.numpy(), ta.grad.numpy(), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("sa,sb", [((64, 128, 64), (64, 64, 128)), ((32, 2, 96, 96), (96, 96)),
+                                   ((1, 40, 128, 128), (40, 128, 64))])
+def test_batched_products_split_across_cores_match_numpy(sa, sb):
+    # batches of small float32 products above SPLIT_MIN_BATCH_WORK run as slices of their first
+    # batch dim (a broadcast operand is shared): the result must equal one np.matmul, and so
+    # must the gradients computed through the same path
+    from dynagrad.ops import linalg
+    a, b = data(sa, 5).astype(np.float32), data(sb, 6).astype(np.float32)
+    batch = np.broadcast_shapes(sa[:-2], sb[:-2])
+    assert sa[-2] * sa[-1] * sb[-1] * int(np.prod(batch)) >= linalg.SPLIT_MIN_BATCH_WORK
+    da, db = (dg.tensor(x, requires_grad=True) for x in (a, b))
+    out = da @ db
+    np.testing.assert_allclose(out.detach().numpy(), np.matmul(a, b), rtol=1e-5, atol=1e-4)
+    assert out.detach().numpy().flags.c_contiguous
+    g = data(tuple(out.shape), 7).astype(np.float32)
+    out.backward(dg.tensor(g))
+    ga = np.matmul(g, np.swapaxes(b, -1, -2))
+    gb = np.matmul(np.swapaxes(a, -1, -2), g)
+    np.testing.assert_allclose(da.grad.numpy(), ga.reshape((-1,) + sa).sum(0), rtol=1e-4,
+                               atol=1e-3)
+    np.testing.assert_allclose(db.grad.numpy(), gb.reshape((-1,) + sb).sum(0), rtol=1e-4,
+                               atol=1e-3)
+
+
 def test_operator_forms_and_double_backward():
     a, b = data((2, 3), 1), data((3, 2), 2)
     x = dg.tensor(a, dtype=dg.float64, requires_grad=True)

@@ -196,6 +196,10 @@ def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embe
     b_q = b_k = b_v = None
     if in_proj_bias is not None:
         b_q, b_k, b_v = in_proj_bias[:n_e], in_proj_bias[n_e:2 * n_e], in_proj_bias[2 * n_e:]
+    if query is key and key is value:
+        # self-attention on a strided view (the (N, L, E) input of a batch_first module seen as
+        # (L, N, E)): one copy here instead of one per projection in forward and in backward
+        query = key = value = query.contiguous()
     q, k, v = linear(query, w_q, b_q), linear(key, w_k, b_k), linear(value, w_v, b_v)
 
     if attn_mask is not None:
@@ -242,7 +246,7 @@ def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embe
         weights = softmax(scores, -1)  # a fully blocked row is NaN here, as in PyTorch
         if dropout_p > 0.0:
             weights = dropout(weights, dropout_p, True)
-        out = weights @ v
+        out = (weights @ v).reshape(n_b, num_heads, n_l, head_dim)
         weights = weights.reshape(n_b, num_heads, n_l, n_s)
         if average_attn_weights:
             weights = weights.mean(1)
@@ -255,9 +259,10 @@ def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embe
                                            k.reshape(n_b, num_heads, n_s, head_dim),
                                            v.reshape(n_b, num_heads, n_s, head_dim),
                                            attn_mask, dropout_p)
-        out = out.reshape(n_b * num_heads, n_l, head_dim)
-    out = out.transpose(0, 1).reshape(n_l, n_b, n_e)
-    out = linear(out, out_proj_weight, out_proj_bias)
+    # (N, heads, L, head_dim) -> (N, L, E): the output projection runs batch-major and returns an
+    # (L, N, E) view; a batch_first caller transposes it back, so its gradient arrives contiguous
+    out = out.transpose(1, 2).reshape(n_b, n_l, n_e)
+    out = linear(out, out_proj_weight, out_proj_bias).transpose(0, 1)
     if not batched:
         out = out.squeeze(1)
         weights = None if weights is None else weights.squeeze(0)

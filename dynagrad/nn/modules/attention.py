@@ -101,7 +101,10 @@ class MultiheadAttention(Module):
                 is_causal: bool = False) -> tuple:
         batched = query.ndim == 3
         if self.batch_first and batched:
-            query, key, value = (t.transpose(0, 1) for t in (query, key, value))
+            if query is key and key is value:  # self-attention stays recognisable as such
+                query = key = value = query.transpose(0, 1)
+            else:
+                query, key, value = (t.transpose(0, 1) for t in (query, key, value))
         out, weights = multi_head_attention_forward(
             query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight,
             self.in_proj_bias, self.bias_k, self.bias_v, self.add_zero_attn, self.dropout,
