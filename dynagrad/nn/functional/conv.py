@@ -170,11 +170,13 @@ def _forward(x5: np.ndarray, w3: np.ndarray, geom: _Geom, keep: bool = False,
 
 
 def _backward(x5, g3: np.ndarray, w3: np.ndarray, geom: _Geom, in_shape: tuple,
-              want_input: bool, want_weight: bool, kept: np.ndarray | None = None):
+              want_input: bool, want_weight: bool, kept: np.ndarray | None = None,
+              want_bias: bool = False):
     """Gradients of ``_forward`` for output gradient ``g3`` ``(N, O, L)`` and an input of 5-D
-    shape ``in_shape``: ``(gx5, gw3)``, None where not wanted (``x5`` is read only for the weight
-    gradient). The weight gradient reads the columns ``kept`` by the forward pass, or recomputes
-    them per chunk: one cache-resident im2col instead of a buffer of the whole batch's patches."""
+    shape ``in_shape``: ``(gx5, gw3, gb)``, None where not wanted (``x5`` is read only for the
+    weight gradient). The weight gradient reads the columns ``kept`` by the forward pass, or
+    recomputes them per chunk: one cache-resident im2col instead of a buffer of the whole batch's
+    patches. The bias gradient sums each chunk of ``g3`` while it is in cache anyway."""
     n_, c = in_shape[:2]
     g, og, cgk = w3.shape
     L = g3.shape[2]
@@ -184,15 +186,19 @@ def _backward(x5, g3: np.ndarray, w3: np.ndarray, geom: _Geom, in_shape: tuple,
     im2col, col2im = _kernel("im2col", dt.name), _kernel("col2im", dt.name)
     gx = np.zeros(in_shape, dt) if want_input else None
     wt = np.ascontiguousarray(w3.transpose(0, 2, 1)) if want_input else None
+    ones = np.ones(L, dt) if want_bias else None
 
-    def samples(lo: int, hi: int) -> np.ndarray | None:
-        """This slice's share of the weight gradient; writes its rows of ``gx``."""
+    def samples(lo: int, hi: int) -> tuple:
+        """This slice's shares of the weight and bias gradients; writes its rows of ``gx``."""
         gw = np.zeros(w3.shape, dt) if want_weight else None
+        gb = np.zeros(g * og, dt) if want_bias else None
         ws = _workspace(nc * rows * L, dt)
         for n0 in range(lo, hi, nc):
             m = min(hi, n0 + nc) - n0
             flat = ws[:m * rows * L].reshape(m, rows, L)
             gout = g3[n0:n0 + m].reshape(m, g, og, L)
+            if want_bias:  # a product with ones: BLAS, 2-4x faster than NumPy's sum
+                gb += (g3[n0:n0 + m] @ ones).sum(0)
             if want_weight:
                 if kept is None:
                     im2col(x5[n0:n0 + m], geom.arr, flat)
@@ -206,13 +212,16 @@ def _backward(x5, g3: np.ndarray, w3: np.ndarray, geom: _Geom, in_shape: tuple,
             if want_input:
                 np.matmul(wt, gout, out=flat.reshape(m, g, cgk, L))
                 col2im(flat, geom.arr, gx[n0:n0 + m])
-        return gw
+        return gw, gb
 
     partial = run_split(n_, samples)
-    gw = partial[0]
-    for other in partial[1:] if want_weight else ():
-        gw += other
-    return gx, gw
+    gw, gb = partial[0]
+    for other_w, other_b in partial[1:]:
+        if want_weight:
+            gw += other_w
+        if want_bias:
+            gb += other_b
+    return gx, gw, gb
 
 
 def _as5(a: np.ndarray, nsp: int) -> np.ndarray:
@@ -294,13 +303,13 @@ class ConvolutionBackward0(Node):
         x5 = _as5(x._data, nsp)
         w3 = np.ascontiguousarray(w._data).reshape(groups, w.shape[0] // groups, -1)
         gd = np.ascontiguousarray(g._data, dtype=x5.dtype).reshape(x5.shape[0], w.shape[0], -1)
-        gx, gw = _backward(x5, gd, w3, geom, x5.shape, _edge_needed(self, 0),
-                           _edge_needed(self, 1), None if cols is None else cols._data)
-        gb = None
-        if len(self.next_functions) > 2 and _edge_needed(self, 2):
-            gb = _wrap(gd.sum(axis=(0, 2)), x.dtype)
+        want_bias = len(self.next_functions) > 2 and _edge_needed(self, 2)
+        gx, gw, gb = _backward(x5, gd, w3, geom, x5.shape, _edge_needed(self, 0),
+                               _edge_needed(self, 1), None if cols is None else cols._data,
+                               want_bias)
         return (None if gx is None else _wrap(gx.reshape(x.shape), x.dtype),
-                None if gw is None else _wrap(gw.reshape(w.shape), w.dtype), gb)
+                None if gw is None else _wrap(gw.reshape(w.shape), w.dtype),
+                None if gb is None else _wrap(gb, x.dtype))
 
 
 def _convnd(op: str, nsp: int, input, weight, bias, stride, padding, dilation, groups) -> Tensor:
