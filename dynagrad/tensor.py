@@ -236,8 +236,8 @@ class Tensor:
     def backward(self, gradient=None, retain_graph=None, create_graph: bool = False,
                  inputs=None) -> None:
         """Accumulate d(self)/d(leaf) into every leaf's ``.grad`` (see ``dg.autograd.backward``)."""
-        from .autograd.engine import backward
-        backward(self, gradient, retain_graph, create_graph, inputs)
+        engine = _ENGINE or _load_engine()  # imported once: an import statement costs per call
+        engine.backward(self, gradient, retain_graph, create_graph, inputs)
 
     # --- conversion ------------------------------------------------------------------------
     def numpy(self, *, force: bool = False) -> np.ndarray:
@@ -339,6 +339,14 @@ def _rebuild(arr, dtype_name, requires_grad):
 
 
 _new = object.__new__
+_ENGINE = None  # dynagrad.autograd.engine, which imports this module: bound on first backward()
+
+
+def _load_engine():
+    global _ENGINE
+    from .autograd import engine
+    _ENGINE = engine
+    return engine
 
 
 def reset_grads(tensors, set_to_none: bool = True) -> None:
