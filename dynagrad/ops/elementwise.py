@@ -23,7 +23,7 @@ from ..errors import describe
 from ..kernels import cache as kernel_cache
 from ..kernels import cpu, gpu, memory
 from ..kernels.cuda_array import DeviceArray
-from ..kernels.templates import is_heavy
+from ..kernels.templates import BLOCK, is_heavy
 from ..tensor import TENSOR_TYPES, Tensor, _new, _wrap
 from ._util import broadcast_shapes
 from .placement import common_device, host
@@ -222,7 +222,8 @@ def binary_function(op: Elementwise, fallback):
     """
     fast = op.fast
     record = op.node_cls is not None
-    blocked = any(is_heavy(e) for e in op.exprs.values())  # large inputs take compute's tail call
+    # a transcendental's threaded kernel covers whole blocks: other sizes take compute's tail call
+    blocked = any(is_heavy(e) for e in op.exprs.values())
 
     def run(a, b):
         da = a._data
@@ -234,7 +235,8 @@ def binary_function(op: Elementwise, fallback):
             shape = da.shape  # one tuple, used twice
             if db.shape == shape:
                 if da.size >= _PARALLEL_MIN:  # threaded kernel, pooled output
-                    if blocked or not (da.flags.c_contiguous and db.flags.c_contiguous):
+                    if (blocked and da.size % BLOCK) or not (da.flags.c_contiguous
+                                                              and db.flags.c_contiguous):
                         return fallback(a, b)  # (a strided kernel beats a large copy)
                     entry = fast.get((a.dtype, "p"))
                     if entry is None:
@@ -301,17 +303,18 @@ _PAD = tuple((None,) * k for k in range(5))
 def unary_function(op: Elementwise):
     """The hot path of unary ``op`` as a function ``(input) -> Tensor`` (one Python frame for
     ``x.relu()``); non-tensor inputs and large non-contiguous ones take the general ``compute``,
-    as do large inputs of a transcendental (its blocked kernel needs a tail call)."""
+    as do large inputs of a transcendental that are not whole blocks (they need a tail call)."""
     fast = op.fast
     record = op.node_cls is not None
-    blocked = any(is_heavy(e) for e in op.exprs.values())  # large inputs take compute's tail call
+    # a transcendental's threaded kernel covers whole blocks: other sizes take compute's tail call
+    blocked = any(is_heavy(e) for e in op.exprs.values())
 
     def run(a):
         if type(a) not in TENSOR_TYPES:
             return compute(op, (_tensor(a, op.name),))
         da = a._data
         if da.size >= _PARALLEL_MIN:  # threaded kernel, pooled output
-            if blocked or not da.flags.c_contiguous:
+            if (blocked and da.size % BLOCK) or not da.flags.c_contiguous:
                 return compute(op, (a,))
             entry = fast.get((a.dtype, "p"))
             if entry is None:
