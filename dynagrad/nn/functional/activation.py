@@ -28,7 +28,7 @@ from ...autograd import grad_mode
 from ...autograd.function import Node, record
 from ...errors import describe
 from ...kernels import cache as kernel_cache
-from ...kernels import nn_softmax
+from ...kernels import memory, nn_softmax
 from ...kernels.cpu import PARALLEL_MIN_ELEMENTS
 from ...ops._util import as_tensor_arg, wrap_dim
 from ...ops.elementwise import (Elementwise, compute, fast_binary, fast_unary, logical_and,
@@ -452,7 +452,7 @@ class _SoftmaxNode(Node):
         shape = tuple(y.shape)
         ga = g._data if g.dtype is y.dtype else g._data.astype(y.dtype.np)
         y2, g2 = to_rows(y._data, dim), to_rows(ga, dim)
-        out = np.empty(y2.shape, y2.dtype)
+        out = memory.empty(y2.shape, y2.dtype)
         if out.size:
             _kernel("softmax_backward", y.dtype.name, self.log, rows=y2)(y2, g2, out)
         res = _wrap(from_rows(out, shape, dim), y.dtype)
@@ -477,7 +477,7 @@ def _softmax(input, dim, dtype, log: bool) -> Tensor:
         return softmax_composite(x, d, log)
     shape = tuple(x.shape)
     rows = to_rows(x._data, d)
-    out = np.empty(rows.shape, rows.dtype)
+    out = memory.empty(rows.shape, rows.dtype)  # pooled: a fresh large one page-faults
     if out.size:
         _kernel("softmax_forward", x.dtype.name, log, rows=rows)(rows, out)
     res = _wrap(from_rows(out, shape, d), x.dtype)
