@@ -7,9 +7,12 @@ slice of the samples, with BLAS told to use one thread, took that convolution fr
 forward and backward (batch 64, 2 cores).
 
 The slices run on OpenBLAS's own worker threads (its exported ``gotoblas_pthread``), not on a
-pool of ours: after every multi-threaded GEMM those workers busy-wait for about 0.1 s, and a
-second pool competing with them for the cores made the same convolution 2x slower than unsplit.
-OpenBLAS's thread count is process-wide, so it is lowered to one while any split runs (a GEMM
+pool of ours: after every multi-threaded GEMM those workers busy-wait for about 0.1 s, and with a
+second pool competing with them for the cores the same convolution took 48 ms after a GEMM,
+against 39 unsplit and 25 on OpenBLAS's workers.
+
+OpenBLAS's thread count is process-wide (``openblas_set_num_threads_local`` too, in NumPy's
+build: measured), so it is lowered to one while any split runs (a GEMM
 inside a slice then runs in that slice's thread instead of queueing for a busy worker) and
 restored when the last split ends; another thread calling BLAS meanwhile runs single-threaded,
 slower but correct. Without NumPy's bundled OpenBLAS (NumPy built on MKL or Accelerate) the work

@@ -60,10 +60,10 @@ def _matmul_back(node, g):
         g2 = g2.unsqueeze(-1)
     ga = gb = None
     if node.next_functions[0] is not None:
-        ga = g2 @ b2.mT if not _transposed(a2) else (b2 @ g2.mT).mT
+        ga = matmul(g2, b2.mT) if not _transposed(a2) else matmul(b2, g2.mT).mT
         ga = sum_to(ga, tuple(a2.shape)).reshape(tuple(a.shape))
     if node.next_functions[1] is not None:
-        gb = a2.mT @ g2 if not _transposed(b2) else (g2.mT @ a2).mT
+        gb = matmul(a2.mT, g2) if not _transposed(b2) else matmul(g2.mT, a2).mT
         gb = sum_to(gb, tuple(b2.shape)).reshape(tuple(b.shape))
     return ga, gb
 
@@ -130,7 +130,7 @@ def _cpu_matmul(ad: np.ndarray, bd: np.ndarray) -> np.ndarray:
     m, k, n = ad.shape[-2], ad.shape[-1], bd.shape[-1]
     shape = np.broadcast_shapes(ad.shape[:-2], bd.shape[:-2]) + (m, n)
     work = m * k * n
-    if work > SPLIT_MAX_PRODUCT or work * (math.prod(shape[:-2])) < SPLIT_MIN_BATCH_WORK \
+    if work > SPLIT_MAX_PRODUCT or work * math.prod(shape[:-2]) < SPLIT_MIN_BATCH_WORK \
             or parallel_slices(shape[0]) < 2:
         return np.matmul(ad, bd)
     out = np.empty(shape, ad.dtype)
