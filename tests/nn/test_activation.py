@@ -232,8 +232,14 @@ def test_softmax_and_log_softmax_are_tensor_methods_and_top_level():
     np.testing.assert_allclose(x.softmax(1).sum(1).numpy(), [1.0, 1.0], rtol=1e-6)
 
 
-def test_large_inputs_take_the_threaded_row_kernels_with_the_same_results():
-    # >= 2**18 elements and >= 16 rows: rows are split over threads
+@pytest.mark.parametrize("openblas_pool", [True, False])
+def test_large_inputs_take_the_threaded_row_kernels_with_the_same_results(monkeypatch,
+                                                                          openblas_pool):
+    # >= 2**18 elements and >= 16 rows: slices of rows run on OpenBLAS's workers, or, without
+    # NumPy's OpenBLAS, Numba's threaded kernels split them
+    if not openblas_pool:
+        from dynagrad import _batch_parallel
+        monkeypatch.setattr(_batch_parallel, "_BLAS", None)
     rng = np.random.default_rng(11)
     x = rng.standard_normal((300, 1000)).astype(np.float32)
     target = rng.integers(0, 1000, 300)
@@ -248,8 +254,11 @@ def test_large_inputs_take_the_threaded_row_kernels_with_the_same_results():
         np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-4, atol=1e-6)
     ours = dg.tensor(x, requires_grad=True)
     theirs = torch.tensor(x, requires_grad=True)
-    loss = F.cross_entropy(ours, dg.tensor(target), label_smoothing=0.1)
-    tloss = torch.nn.functional.cross_entropy(theirs, torch.tensor(target), label_smoothing=0.1)
+    target[::7] = -100  # ignored rows
+    weight = rng.uniform(0.5, 2.0, 1000).astype(np.float32)  # shared by every slice
+    loss = F.cross_entropy(ours, dg.tensor(target), dg.tensor(weight), label_smoothing=0.1)
+    tloss = torch.nn.functional.cross_entropy(theirs, torch.tensor(target), torch.tensor(weight),
+                                              label_smoothing=0.1)
     np.testing.assert_allclose(loss.item(), tloss.item(), rtol=1e-5)
     loss.backward()
     tloss.backward()
