@@ -9,11 +9,13 @@ Example:
     tensor([2., 4., 6.])
 """
 from ._cpu_target import prefer_wide_vectors as _prefer_wide_vectors
+from ._malloc import tune_malloc as _tune_malloc
 from ._threads import choose_threading_layer as _choose_threading_layer
 
 # both before Numba is imported: it reads its CPU target and starts its thread pool once
 _prefer_wide_vectors()
 _choose_threading_layer()
+_tune_malloc()  # freed buffers stay for reuse: no page faults per training step
 
 from . import autograd, dtypes, kernels, testing  # noqa: E402
 from .autograd import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: E402
