@@ -193,7 +193,7 @@ def _backward(x5, g3: np.ndarray, w3: np.ndarray, geom: _Geom, in_shape: tuple,
     rows = c * geom.taps
     nc = _chunk(n_, rows * L, dt.itemsize)
     im2col, col2im = _kernel("im2col", dt.name), _kernel("col2im", dt.name)
-    gx = np.zeros(in_shape, dt) if want_input else None
+    gx = np.empty(in_shape, dt) if want_input else None  # each slice zeroes its own samples
     wt = np.ascontiguousarray(w3.transpose(0, 2, 1)) if want_input else None
     ones = np.ones(L, dt) if want_bias else None
 
@@ -202,6 +202,8 @@ def _backward(x5, g3: np.ndarray, w3: np.ndarray, geom: _Geom, in_shape: tuple,
         gw = np.zeros(w3.shape, dt) if want_weight else None
         gb = np.zeros(g * og, dt) if want_bias else None
         ws = _workspace(nc * rows * L, dt)
+        if want_input:
+            gx[lo:hi] = 0  # col2im adds into it
         for n0 in range(lo, hi, nc):
             m = min(hi, n0 + nc) - n0
             flat = ws[:m * rows * L].reshape(m, rows, L)
