@@ -87,6 +87,20 @@ def _blas_single_threaded(enter: bool) -> None:
                 setter(_state["saved"])
 
 
+def _after_fork_in_child() -> None:
+    """A forked child has one thread: no split is in flight there, whatever the parent's state
+    (OpenBLAS restarts its own workers lazily after a fork)."""
+    global _lock
+    _lock = threading.Lock()  # the parent may have held it at the fork
+    if _state["active"] and _BLAS is not None:
+        _BLAS[0](_state["saved"])
+    _state["active"] = 0
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def parallel_slices(n: int) -> int:
     """How many slices ``run_split`` would cut ``n`` items into now: BLAS's thread count (1 while
     another split holds it, so splits never nest or oversubscribe), at most ``n``."""

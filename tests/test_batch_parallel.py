@@ -1,6 +1,7 @@
 """Batch slices run on OpenBLAS's worker threads (dynagrad._batch_parallel): every item covered
 once, results in slice order, BLAS's thread count restored (also after an error and across
 concurrent callers), and the convolution that uses it equal to its unsplit self."""
+import os
 import threading
 
 import numpy as np
@@ -101,3 +102,24 @@ def test_split_convolution_equals_unsplit(monkeypatch, batch):
     assert bp.parallel_slices(batch) == 1
     for a, b in zip(split, run()):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+def _split_in_child(queue):
+    queue.put(bp.run_split(6, lambda lo, hi: (lo, hi)))
+
+
+@needs_openblas
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork start method")
+def test_forked_child_splits_too():
+    # a child forked from a process that split before must split too (OpenBLAS restarts its
+    # workers lazily) and find BLAS's thread count as the parent left it
+    import multiprocessing
+    bp.run_split(4, lambda lo, hi: None)
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+    child = ctx.Process(target=_split_in_child, args=(queue,))
+    child.start()
+    slices = queue.get(timeout=60)
+    child.join(timeout=60)
+    assert child.exitcode == 0
+    assert slices[0][0] == 0 and slices[-1][1] == 6 and len(slices) == bp.parallel_slices(6)
