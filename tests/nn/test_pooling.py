@@ -223,3 +223,14 @@ def test_module_return_indices():
     out, idx = nn.AdaptiveMaxPool2d(3, return_indices=True)(x)
     assert tuple(idx.shape) == (1, 2, 3, 3)
     assert list(nn.MaxPool2d(2).parameters()) == []
+
+
+@pytest.mark.parametrize("kwargs", [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1),
+                                    dict(kernel_size=2, return_indices=True)])
+def test_max_pools_split_across_cores_match_torch(monkeypatch, kwargs):
+    # large pools run their planes in slices (each slice zeroes and fills its own gradient rows):
+    # the 2x2 and the general kernel, forward, indices and backward must match PyTorch's
+    from dynagrad.nn.functional import pooling
+    monkeypatch.setattr(pooling, "SPLIT_MIN_ELEMENTS", 0)
+    _check("max_pool2d", (5, 3, 8, 9), (), kwargs)
+    _check("max_pool2d", (2, 4, 7, 6), (), kwargs, dtype=np.float32, tol=1e-6)
