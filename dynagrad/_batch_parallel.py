@@ -109,11 +109,12 @@ def parallel_slices(n: int) -> int:
     return max(1, min(n, _BLAS[1]()))
 
 
-def run_split(n: int, work: Callable[[int, int], T]) -> list[T]:
+def run_split(n: int, work: Callable[[int, int], T], split: bool = True) -> list[T]:
     """``[work(lo, hi), ...]`` over consecutive slices covering ``range(n)``, run concurrently
     with single-threaded BLAS; the first slice runs in the calling thread. ``work`` must release
-    the GIL for its heavy parts (BLAS and ``nogil`` kernels do) and write only its own slice."""
-    parts = parallel_slices(n)
+    the GIL for its heavy parts (BLAS and ``nogil`` kernels do) and write only its own slice.
+    ``split=False`` (work too small to repay the hand-off) runs ``[work(0, n)]`` here."""
+    parts = parallel_slices(n) if split else 1
     if parts < 2:
         return [work(0, n)]
     bounds = [n * i // parts for i in range(parts + 1)]

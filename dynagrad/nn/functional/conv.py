@@ -138,11 +138,6 @@ def _chunk(n: int, per_sample: int, itemsize: int) -> int:
     return min(max(n, 1), max(1, CHUNK_BYTES // max(1, per_sample * itemsize)))
 
 
-def _run_samples(n: int, macs: int, samples) -> list:
-    """``samples(lo, hi)`` over the batch: split across the cores when the work is large."""
-    return run_split(n, samples) if macs >= SPLIT_MIN_MACS else [samples(0, n)]
-
-
 def _forward(x5: np.ndarray, w3: np.ndarray, geom: _Geom, keep: bool = False,
              bias: np.ndarray | None = None):
     """``out[n, o, l] = sum_k w[o, k] * cols[n, k, l] (+ bias[o])`` per group; ``w3`` is
@@ -174,7 +169,7 @@ def _forward(x5: np.ndarray, w3: np.ndarray, geom: _Geom, keep: bool = False,
             if b3 is not None:
                 out[n0:n0 + m] += b3  # while the chunk is still in cache
 
-    _run_samples(n_, n_ * g * og * cgk * L, samples)
+    run_split(n_, samples, split=n_ * g * og * cgk * L >= SPLIT_MIN_MACS)
     return out, kept
 
 
@@ -225,7 +220,7 @@ def _backward(x5, g3: np.ndarray, w3: np.ndarray, geom: _Geom, in_shape: tuple,
                 col2im(flat, geom.arr, gx[n0:n0 + m])
         return gw, gb
 
-    partial = _run_samples(n_, n_ * g * og * cgk * L, samples)
+    partial = run_split(n_, samples, split=n_ * g * og * cgk * L >= SPLIT_MIN_MACS)
     gw, gb = partial[0]
     for other_w, other_b in partial[1:]:
         if want_weight:

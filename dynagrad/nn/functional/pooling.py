@@ -126,14 +126,6 @@ def _axes(nsp: int, spatial, out, k=(1, 1), s=(1, 1), p=(0, 0), d=(1, 1)):
 SPLIT_MIN_ELEMENTS = 1 << 20
 
 
-def _over_planes(planes: int, elements: int, work) -> None:
-    """``work(lo, hi)`` over ``range(planes)``: sliced across the cores when the input is large."""
-    if elements >= SPLIT_MIN_ELEMENTS:
-        run_split(planes, work)
-    else:
-        work(0, planes)
-
-
 class MaxPoolBackward(Node):
     def backward(self, g, _g_indices=None):
         _no_double_backward(self, self.op)
@@ -145,7 +137,7 @@ class MaxPoolBackward(Node):
         def planes(lo: int, hi: int) -> None:
             gx[lo:hi] = 0  # the kernel adds into it
             kernel(gd[lo:hi], idx[lo:hi], gx[lo:hi])
-        _over_planes(gx.shape[0], gx.size, planes)
+        run_split(gx.shape[0], planes, split=gx.size >= SPLIT_MIN_ELEMENTS)
         return (_wrap(gx.reshape(self.in_shape), g.dtype),)
 
 
@@ -168,12 +160,12 @@ def _max_pool(op: str, x, hs, hk, ws, wk, dh: int, dw: int, planes, lead, out_sp
     idx = np.empty(out.shape, np.int64)
     if pairs:
         pair_kernel = _kernel("max_pool_2x2", planes.dtype.name)
-        _over_planes(b, planes.size,
-                     lambda lo, hi: pair_kernel(planes[lo:hi], out[lo:hi], idx[lo:hi]))
+        run_split(b, lambda lo, hi: pair_kernel(planes[lo:hi], out[lo:hi], idx[lo:hi]),
+                  split=planes.size >= SPLIT_MIN_ELEMENTS)
     else:
         kernel = _kernel("max_pool", planes.dtype.name)
-        _over_planes(b, planes.size, lambda lo, hi: kernel(planes[lo:hi], hs, hk, ws, wk, dh, dw,
-                                                           out[lo:hi], idx[lo:hi]))
+        run_split(b, lambda lo, hi: kernel(planes[lo:hi], hs, hk, ws, wk, dh, dw, out[lo:hi],
+                                           idx[lo:hi]), split=planes.size >= SPLIT_MIN_ELEMENTS)
     res = _wrap(out.reshape(lead + out_sp), x.dtype)
     if x._requires_grad and grad_mode.GRAD_ENABLED[0]:
         node = _MAX_NODES[op]()
