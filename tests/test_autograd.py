@@ -195,6 +195,16 @@ def test_grad_outputs_and_multiple_outputs():
     assert vals(g) == [3.0, 5.0]
 
 
+def test_root_gradient_of_another_dtype_is_cast(torch):
+    # PyTorch casts a root gradient to its output's dtype: every node downstream sees its own
+    def run(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = x * x + x
+        y.backward(lib.tensor([1.0, 0.5], dtype=lib.float64))
+        return x.grad.dtype is lib.float32 or x.grad.dtype == lib.float32, x.grad.tolist()
+    assert run(dg) == run(torch) == (True, [3.0, 2.5])
+
+
 def test_grad_allow_unused():
     x, unused = leaf(2.0), leaf(1.0)
     with pytest.raises(RuntimeError, match=r"input 1.*allow_unused=True"):
@@ -501,6 +511,28 @@ def test_hook_returning_none_keeps_grad():
     assert vals(x.grad) == [4.0, 4.0]
 
 
+@pytest.mark.parametrize("hook, match", [
+    (lambda g: g.double(), "has changed the type of value"),
+    (lambda g: g[:1], "has changed the size of value"),
+    (lambda g: 2.0, "returned a float"),
+])
+@pytest.mark.parametrize("on_leaf", [True, False])
+def test_hook_may_not_change_gradient_type_or_size(torch, hook, match, on_leaf):
+    # as PyTorch (which raises the same "has changed the type/size" errors): the nodes that
+    # receive the hooked gradient rely on its dtype and shape
+    x = leaf([1.0, 2.0])
+    y = x * 3
+    (x if on_leaf else y).register_hook(hook)
+    with pytest.raises(RuntimeError, match=match):
+        (y * y).sum().backward()
+    tx = torch.tensor([1.0, 2.0], requires_grad=True)
+    ty = tx * 3
+    if match != "returned a float":
+        (tx if on_leaf else ty).register_hook(hook)
+        with pytest.raises(RuntimeError, match=match):
+            (ty * ty).sum().backward()
+
+
 def test_hook_and_retain_grad_need_requires_grad():
     with pytest.raises(RuntimeError, match="doesn't require gradient"):
         dg.tensor([1.0]).register_hook(lambda g: g)
@@ -747,6 +779,26 @@ def test_custom_function_bad_backward_results(bad, match):
             return bad(g)
     with pytest.raises((RuntimeError, TypeError), match=match):
         Bad.apply(leaf([1.0, 2.0])).sum().backward()
+
+
+def test_custom_function_gradient_is_cast_to_the_input_dtype(torch):
+    # PyTorch casts what backward returns to each input's dtype; so does dynagrad
+    def run(lib):
+        class Twice(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return (g * 2).double()
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = x * x
+        seen = []
+        y.register_hook(lambda g: seen.append(str(g.dtype).split(".")[-1]))
+        Twice.apply(y).sum().backward()
+        return seen, str(x.grad.dtype).split(".")[-1], x.grad.tolist()
+    assert run(dg) == run(torch) == (["float32"], "float32", [4.0, 8.0])
 
 
 def test_custom_function_too_few_gradients():

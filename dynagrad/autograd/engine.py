@@ -17,7 +17,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..tensor import _wrap
+from ..tensor import Tensor, _wrap
 from . import grad_mode
 from .function import AccumulateGrad, accumulator
 
@@ -65,6 +65,8 @@ def _root_grads(outputs, grad_outputs) -> list:
         elif tuple(g.shape) != tuple(out.shape):
             raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
                                f"{tuple(g.shape)} and output[{i}] has a shape of {tuple(out.shape)}.")
+        elif g.dtype is not out.dtype:  # as PyTorch: cast, so every node sees its own dtype
+            g = g.to(out.dtype)
         grads.append(g)
     return grads
 
@@ -205,11 +207,26 @@ def _run_prehooks(node, grads):
                 continue
             new = fn(grads[nr])
             if new is not None:
+                _check_hook_result(fn, grads[nr], new)
                 grads[nr] = new
     for nr, fn in (retain or {}).items():  # retain_grad stores the gradient the hooks produced
         if grads[nr] is not None:
             fn(grads[nr])
     return grads
+
+
+def _check_hook_result(fn, old, new) -> None:
+    """A hook may replace a gradient, not change its type or shape (nodes rely on both)."""
+    name = getattr(fn, "__name__", repr(fn))
+    if not isinstance(new, Tensor):
+        raise RuntimeError(f"hook '{name}' returned a {type(new).__name__}; expected a Tensor "
+                           "or None")
+    if new.dtype is not old.dtype or new.device != old.device:
+        raise RuntimeError(f"hook '{name}' has changed the type of value (was {old.dtype.name} "
+                           f"on {old.device}, got {new.dtype.name} on {new.device})")
+    if new._data.shape != old._data.shape:
+        raise RuntimeError(f"hook '{name}' has changed the size of value (was "
+                           f"{tuple(old.shape)}, got {tuple(new.shape)})")
 
 
 def _materialize(node, grads) -> list:

@@ -161,6 +161,15 @@ def accumulator(t) -> AccumulateGrad:
     return node
 
 
+def record_one(node: Node, t, out) -> Node:
+    """``record(node, (t,), (out,))`` for an input ``t`` that requires grad: the hot case of
+    one-input ops, with no tuples to unpack and ``edge_of`` inlined."""
+    fn = t.grad_fn
+    node.next_functions = ((fn, t._output_nr) if fn is not None else (accumulator(t), 0),)
+    out.grad_fn, out._requires_grad = node, True
+    return node
+
+
 def record(node: Node, inputs, outputs) -> Node:
     """Connect ``node`` to the tensors ``inputs`` and make it the grad_fn of ``outputs``."""
     n = len(inputs)
@@ -233,15 +242,21 @@ class FunctionCtx(Node):
                                f"(expected {n}, got {len(result)})")
         result = result[:n]
         from ..tensor import Tensor
-        for i, (g, shape) in enumerate(zip(result, self._input_shapes)):
+        checked = []
+        for i, (g, meta) in enumerate(zip(result, self._input_meta)):
             if g is not None and not isinstance(g, Tensor):
                 raise TypeError(f"function {self.name()} returned a {type(g).__name__} as "
                                 f"gradient {i}; expected a Tensor or None")
-            if g is not None and shape is not None and tuple(g.shape) != shape:
-                raise RuntimeError(f"function {self.name()} returned an invalid gradient at index "
-                                   f"{i} - got {list(g.shape)} but expected shape compatible "
-                                   f"with {list(shape)}")
-        return result
+            if g is not None and meta is not None:
+                shape, dtype = meta
+                if tuple(g.shape) != shape:
+                    raise RuntimeError(f"function {self.name()} returned an invalid gradient at "
+                                       f"index {i} - got {list(g.shape)} but expected shape "
+                                       f"compatible with {list(shape)}")
+                if g.dtype is not dtype:  # as PyTorch: cast to the input's dtype
+                    g = g.to(dtype)
+            checked.append(g)
+        return tuple(checked)
 
 
 class Function:
@@ -270,7 +285,8 @@ class Function:
         ctx = cls._backward_cls()
         tensor_args = [a if isinstance(a, Tensor) else None for a in args]
         ctx.needs_input_grad = tuple(t is not None and t.requires_grad for t in tensor_args)
-        ctx._input_shapes = tuple(None if t is None else tuple(t.shape) for t in tensor_args)
+        ctx._input_meta = tuple(None if t is None else (tuple(t.shape), t.dtype)
+                                for t in tensor_args)
         recording = needs_grad(*tensor_args)
         with grad_mode.no_grad():
             out = cls.forward(ctx, *args, **kwargs)

@@ -46,7 +46,10 @@ class Elementwise:
         # input nobody who requires grad reads is not saved (x * 2 keeps no reference to x)
         self.read_by = {}
         self.params = params            # names of scalar parameters passed to the kernel
-        self.node_cls = type(node_name, (_ElementwiseNode,), {"op": self}) if grads else None
+        # a node's default meta: every input shaped and typed like the output (the hot paths'
+        # same-shape case, which then builds no metadata)
+        self.node_cls = type(node_name, (_ElementwiseNode,),
+                             {"op": self, "meta": (_LIKE_OUTPUT,) * len(grads)}) if grads else None
         # hot-path entries filled on first use: dtype, (dtype, "s") or (dtype, scalar type) ->
         # (kernel entry point, output dtype, output numpy dtype, scalar caster); see fast_binary
         self.fast = {}
@@ -79,6 +82,7 @@ class Elementwise:
 
 _NO_PARAMS: dict = {}
 _NO_SCALARS = (None, None)
+_LIKE_OUTPUT = ("input shaped and typed like the output",)  # a node.meta entry
 
 
 class _ElementwiseNode(Node):
@@ -108,6 +112,9 @@ class _ElementwiseNode(Node):
                 result.append(None)
                 continue
             gi = fn(g, *inputs, out, **params) if params else fn(g, *inputs, out)
+            if meta is _LIKE_OUTPUT:
+                result.append(gi)
+                continue
             shape, dt = meta
             if gi._data.shape != shape:
                 gi = sum_to(gi, shape)
@@ -230,11 +237,15 @@ def binary_function(op: Elementwise, fallback):
         tb = type(b)
         if tb in TENSOR_TYPES:
             db = b._data
-            if b.dtype is not a.dtype or not da.ndim or not db.ndim:
-                return fallback(a, b)
             shape = da.shape  # one tuple, used twice
-            if db.shape == shape:
-                if da.size >= _PARALLEL_MIN:  # threaded kernel, pooled output
+            # (the checks are ordered so that the common case pays for as few as possible)
+            if db.shape == shape and shape and b.dtype is a.dtype:
+                if da.size < _PARALLEL_MIN:
+                    entry = fast.get(a.dtype)
+                    if entry is None:
+                        return _fill_fast(op, a.dtype, (a, b), ("a", "a"), "c")
+                    res = np.empty(shape, entry[2])
+                else:  # threaded kernel, pooled output
                     if (blocked and da.size % BLOCK) or not (da.flags.c_contiguous
                                                               and db.flags.c_contiguous):
                         return fallback(a, b)  # (a strided kernel beats a large copy)
@@ -242,18 +253,14 @@ def binary_function(op: Elementwise, fallback):
                     if entry is None:
                         return _fill_fast(op, (a.dtype, "p"), (a, b), ("a", "a"), "p")
                     res = _pooled(shape, entry[2])
-                else:
-                    entry = fast.get(a.dtype)
-                    if entry is None:
-                        return _fill_fast(op, a.dtype, (a, b), ("a", "a"), "c")
-                    res = np.empty(shape, entry[2])
                 try:
                     # no layout check: ravel() is a view of a contiguous input and a C-order
                     # copy of any other, which costs less than checking on every call
                     entry[0](da.ravel(), db.ravel(), res.ravel())
                 except TypeError:  # a CUDA buffer, which Numba refuses to unbox before any work
                     return fallback(a, b)
-            elif da.ndim <= 4 and db.ndim <= 4:
+                meta = None  # inputs shaped like the output
+            elif b.dtype is a.dtype and 0 < da.ndim <= 4 and 0 < db.ndim <= 4:
                 entry = fast.get((a.dtype, "s"))
                 if entry is None:
                     return _fill_fast(op, (a.dtype, "s"), (a, b), ("a", "a"), "s")
@@ -264,13 +271,14 @@ def binary_function(op: Elementwise, fallback):
                              res[_PAD[4 - len(shape)]])
                 except TypeError:  # a CUDA buffer (see above)
                     return fallback(a, b)
+                meta = ((da.shape, a.dtype), (db.shape, b.dtype))
             else:
                 return fallback(a, b)
             _HITS["hits"] += 1
             out = _new(Tensor)  # _wrap, inlined
             out._data, out.dtype, out._vc = res, entry[1], [0]
-            if record and _GRAD[0] and (a._requires_grad or b._requires_grad):
-                _record_pair(op, a, b, out)
+            if (a._requires_grad or b._requires_grad) and record and _GRAD[0]:
+                _record_pair(op, a, b, out, meta)
             return out
         if (tb is float or tb is int) and da.size < _PARALLEL_MIN:
             key = (a.dtype, tb)
@@ -285,7 +293,7 @@ def binary_function(op: Elementwise, fallback):
             _HITS["hits"] += 1
             out = _new(Tensor)  # _wrap, inlined
             out._data, out.dtype, out._vc = res, entry[1], [0]
-            if record and _GRAD[0] and a._requires_grad:
+            if a._requires_grad and record and _GRAD[0]:
                 _record(op, (a, b), out, None)
             return out
         return fallback(a, b)
@@ -332,7 +340,7 @@ def unary_function(op: Elementwise):
         _HITS["hits"] += 1
         out = _new(Tensor)  # _wrap, inlined
         out._data, out.dtype, out._vc = res, entry[1], [0]
-        if record and _GRAD[0] and a._requires_grad:
+        if a._requires_grad and record and _GRAD[0]:
             _record_single(op, a, out)
         return out
     return run
@@ -402,17 +410,21 @@ def _needed(op, i: int, edges) -> bool:
     return readers is None or any(edges[j] is not None for j in readers)
 
 
-def _record_pair(op, a: Tensor, b: Tensor, result: Tensor) -> None:
+def _record_pair(op, a: Tensor, b: Tensor, result: Tensor, meta) -> None:
     """``_record`` for two tensors (the hot path: ``edge_of`` inlined, class defaults for the
-    scalars, the params and an op that saves nothing)."""
+    scalars, the params and an op that saves nothing; ``meta`` None: both inputs shaped and
+    typed like ``result``)."""
     node = op.node_cls()
     ea = eb = None
     if a._requires_grad:
-        ea = (a.grad_fn, a._output_nr) if a.grad_fn is not None else (accumulator(a), 0)
+        ea = ((a.grad_fn, a._output_nr) if a.grad_fn is not None
+              else (a._accum or accumulator(a), 0))
     if b._requires_grad:
-        eb = (b.grad_fn, b._output_nr) if b.grad_fn is not None else (accumulator(b), 0)
+        eb = ((b.grad_fn, b._output_nr) if b.grad_fn is not None
+              else (b._accum or accumulator(b), 0))
     node.next_functions = (ea, eb)
-    node.meta = ((a._data.shape, a.dtype), (b._data.shape, b.dtype))
+    if meta is not None:
+        node.meta = meta
     s0, s1, so = op.save_flags
     if s0 or s1 or so:
         # the output is saved as a history-free alias: no result -> node -> result cycle
@@ -428,11 +440,15 @@ def _record_single(op, a: Tensor, result: Tensor) -> None:
     """``_record`` for a unary op (the hot path)."""
     node = op.node_cls()
     node.next_functions = ((a.grad_fn, a._output_nr) if a.grad_fn is not None
-                           else (accumulator(a), 0),)
-    node.meta = ((a._data.shape, a.dtype),)
+                           else (a._accum or accumulator(a), 0),)
     s0, _, so = op.save_flags
-    if s0 or so:
-        node._saved = (a if s0 else None, result._alias() if so else None)
+    if so:  # (result._alias(), inlined)
+        alias = _new(Tensor)
+        alias._data, alias.dtype, alias._vc = result._data, result.dtype, result._vc
+        node._saved = (a if s0 else None, alias)
+        node._saved_versions = (a._vc[0], 0)
+    elif s0:
+        node._saved = (a, None)
         node._saved_versions = (a._vc[0], 0)
     result.grad_fn = node
     result._requires_grad = True

@@ -16,7 +16,7 @@ import numpy as np
 
 from .._batch_parallel import parallel_slices, run_split
 from ..autograd import grad_mode
-from ..autograd.function import node_class, record
+from ..autograd.function import edge_of, node_class, record
 from ..dtypes import float32, float64
 from ..errors import describe
 from ..kernels import gpu
@@ -168,11 +168,15 @@ def matmul(input, other) -> Tensor:
         if (other.dtype is dt and (dt is float32 or dt is float64) and ad.ndim == 2
                 and bd.ndim == 2 and ad.shape[1] == bd.shape[0] and type(ad) is _ND
                 and type(bd) is _ND):
-            out = _wrap(np.matmul(ad, bd), dt)
-            if grad_mode.GRAD_ENABLED[0] and (input._requires_grad or other._requires_grad):
+            # ndarray.dot runs the same BLAS GEMM as np.matmul for 2-D operands, without the
+            # gufunc set-up (0.5 us of a 32x32 product's 1.3)
+            out = _wrap(ad.dot(bd), dt)
+            if (input._requires_grad or other._requires_grad) and grad_mode.GRAD_ENABLED[0]:
                 node = _MatmulNode()
-                node.save(input, other)
-                record(node, (input, other), (out,))
+                node._saved = (input, other)
+                node._saved_versions = (input._vc[0], other._vc[0])
+                node.next_functions = (edge_of(input), edge_of(other))
+                out.grad_fn, out._requires_grad = node, True
             return out
     a, b = as_tensor_arg(input, "matmul"), as_tensor_arg(other, "matmul", "other")
     cls = _MatmulNode if a.ndim == 2 and b.ndim == 2 else (

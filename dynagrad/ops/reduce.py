@@ -20,7 +20,7 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd import grad_mode
-from ..autograd.function import Node, record
+from ..autograd.function import Node, record, record_one
 from ..dtypes import bool_, int64
 from ..errors import describe
 from ..kernels import cpu
@@ -108,10 +108,12 @@ _FILL_MAX = 1 << 16  # elements: up to here SumBackward0 fills a buffer instead 
 
 class SumBackward0(Node):
     keepdim = False
+    dims = None  # None: every dim (a full sum records no tuple)
 
     def backward(self, g):
+        dims = self.dims if self.dims is not None else _all_dims(len(self.shape))
         if grad_mode.GRAD_ENABLED[0]:  # create_graph: keep the expansion differentiable
-            return (_expand_back(g, self.shape, self.dims, self.keepdim),)
+            return (_expand_back(g, self.shape, dims, self.keepdim),)
         gd = g._data
         shape = self.shape
         if gd.ndim == 0 and type(gd) is np.ndarray and math.prod(shape) <= _FILL_MAX:
@@ -121,7 +123,7 @@ class SumBackward0(Node):
             res.fill(gd)
             return (_wrap(res, g.dtype),)
         # every input element receives its output's gradient: a stride-0 view, no copy
-        gd = gd.reshape(_keep_shape(shape, self.dims))
+        gd = gd.reshape(_keep_shape(shape, dims))
         return (_wrap(_broadcast_view(gd, tuple(shape)), g.dtype),)
 
 
@@ -171,8 +173,8 @@ def sum(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
                 out = _wrap(res.reshape(()), dt)
             if input._requires_grad and grad_mode.GRAD_ENABLED[0]:
                 node = SumBackward0()
-                node.shape, node.dims = d.shape, _all_dims(d.ndim)
-                record(node, (input,), (out,))
+                node.shape = d.shape
+                record_one(node, input, out)
             return out
     x = as_tensor_arg(input, "sum")
     dims = wrap_dims(dim, x.ndim, "sum")
