@@ -31,6 +31,9 @@ KERNEL_ABI = "1"  # bump when the calling convention of generated kernels change
 _memory: dict = {}          # key -> compiled dispatcher
 _stats = {"hits": 0, "misses": 0, "compiles": 0, "disk_loads": 0,
           "compile_seconds": 0.0, "disk_load_seconds": 0.0}
+# Hits of the elementwise hot paths, which run on every small op: a list item increments in
+# about 20 ns, a dict entry in 35. ``cache_stats`` adds them to "hits".
+hot_hits = [0]
 _helper_hash: str | None = None
 
 
@@ -43,12 +46,13 @@ def cache_dir() -> Path:
 def cache_stats() -> dict:
     """Counters since the process started (or since ``reset_stats``): hits, misses, compiles,
     disk_loads, compile_seconds, disk_load_seconds, and ``kernels`` held in memory."""
-    return dict(_stats, kernels=len(_memory))
+    return dict(_stats, hits=_stats["hits"] + hot_hits[0], kernels=len(_memory))
 
 
 def reset_stats() -> None:
     for k in _stats:
         _stats[k] = 0.0 if k.endswith("seconds") else 0
+    hot_hits[0] = 0
 
 
 _clear_hooks: list = []  # callables that drop references to kernels held outside _memory

@@ -213,8 +213,9 @@ def compute(op: Elementwise, operands: tuple, params: dict | None = None, out: T
 _FAST_DTYPES = (dtypes.float32, dtypes.float64, dtypes.int64, dtypes.bool_)
 _PARALLEL_MIN = cpu.PARALLEL_MIN_ELEMENTS
 _pooled = memory.empty
+_empty = np.empty  # (a global name: one lookup instead of two on every small op)
 _GRAD = grad_mode.GRAD_ENABLED
-_HITS = kernel_cache._stats  # the hot path counts its cache hits like every other lookup
+_HITS = kernel_cache.hot_hits  # the hot path counts its cache hits like every other lookup
 kernel_cache._clear_hooks.append(lambda: [op.fast.clear() for op in OPS.values()])
 
 
@@ -239,19 +240,20 @@ def binary_function(op: Elementwise, fallback):
             db = b._data
             shape = da.shape  # one tuple, used twice
             # (the checks are ordered so that the common case pays for as few as possible)
-            if db.shape == shape and shape and b.dtype is a.dtype:
+            dt = a.dtype
+            if db.shape == shape and shape and b.dtype is dt:
                 if da.size < _PARALLEL_MIN:
-                    entry = fast.get(a.dtype)
+                    entry = fast.get(dt)
                     if entry is None:
-                        return _fill_fast(op, a.dtype, (a, b), ("a", "a"), "c")
-                    res = np.empty(shape, entry[2])
+                        return _fill_fast(op, dt, (a, b), ("a", "a"), "c")
+                    res = _empty(shape, entry[2])
                 else:  # threaded kernel, pooled output
                     if (blocked and da.size % BLOCK) or not (da.flags.c_contiguous
                                                               and db.flags.c_contiguous):
                         return fallback(a, b)  # (a strided kernel beats a large copy)
-                    entry = fast.get((a.dtype, "p"))
+                    entry = fast.get((dt, "p"))
                     if entry is None:
-                        return _fill_fast(op, (a.dtype, "p"), (a, b), ("a", "a"), "p")
+                        return _fill_fast(op, (dt, "p"), (a, b), ("a", "a"), "p")
                     res = _pooled(shape, entry[2])
                 try:
                     # no layout check: ravel() is a view of a contiguous input and a C-order
@@ -260,21 +262,21 @@ def binary_function(op: Elementwise, fallback):
                 except TypeError:  # a CUDA buffer, which Numba refuses to unbox before any work
                     return fallback(a, b)
                 meta = None  # inputs shaped like the output
-            elif b.dtype is a.dtype and 0 < da.ndim <= 4 and 0 < db.ndim <= 4:
-                entry = fast.get((a.dtype, "s"))
+            elif b.dtype is dt and 0 < da.ndim <= 4 and 0 < db.ndim <= 4:
+                entry = fast.get((dt, "s"))
                 if entry is None:
-                    return _fill_fast(op, (a.dtype, "s"), (a, b), ("a", "a"), "s")
+                    return _fill_fast(op, (dt, "s"), (a, b), ("a", "a"), "s")
                 shape = broadcast_shapes(op.name, shape, db.shape)
-                res = np.empty(shape, entry[2])
+                res = _empty(shape, entry[2])
                 try:
                     entry[0](da[_PAD[4 - da.ndim]], db[_PAD[4 - db.ndim]],
                              res[_PAD[4 - len(shape)]])
                 except TypeError:  # a CUDA buffer (see above)
                     return fallback(a, b)
-                meta = ((da.shape, a.dtype), (db.shape, b.dtype))
+                meta = ((da.shape, dt), (db.shape, dt))
             else:
                 return fallback(a, b)
-            _HITS["hits"] += 1
+            _HITS[0] += 1
             out = _new(Tensor)  # _wrap, inlined
             out._data, out.dtype, out._vc = res, entry[1], [0]
             if (a._requires_grad or b._requires_grad) and record and _GRAD[0]:
@@ -285,12 +287,12 @@ def binary_function(op: Elementwise, fallback):
             entry = fast.get(key)
             if entry is None:
                 return _fill_fast(op, key, (a, b), ("a", "s"), "c")
-            res = np.empty(da.shape, entry[2])
+            res = _empty(da.shape, entry[2])
             try:
                 entry[0](da.ravel(), entry[3](b), res.ravel())
             except TypeError:  # a CUDA buffer (see above)
                 return fallback(a, b)
-            _HITS["hits"] += 1
+            _HITS[0] += 1
             out = _new(Tensor)  # _wrap, inlined
             out._data, out.dtype, out._vc = res, entry[1], [0]
             if a._requires_grad and record and _GRAD[0]:
@@ -332,12 +334,12 @@ def unary_function(op: Elementwise):
             entry = fast.get(a.dtype)
             if entry is None:
                 return _fill_fast(op, a.dtype, (a,), ("a",), "c")
-            res = np.empty(da.shape, entry[2])
+            res = _empty(da.shape, entry[2])
         try:
             entry[0](da.ravel(), res.ravel())  # any layout: see the binary hot path
         except TypeError:  # a CUDA buffer, which Numba refuses to unbox before any work
             return compute(op, (a,))
-        _HITS["hits"] += 1
+        _HITS[0] += 1
         out = _new(Tensor)  # _wrap, inlined
         out._data, out.dtype, out._vc = res, entry[1], [0]
         if a._requires_grad and record and _GRAD[0]:
@@ -498,12 +500,12 @@ def inplace(op: Elementwise, self: Tensor, operands: tuple, params=None) -> Tens
                 db = other._data
                 if (other.dtype is self.dtype and type(db) is not DeviceArray
                         and db.shape == da.shape and db.flags.c_contiguous):
-                    _HITS["hits"] += 1
+                    _HITS[0] += 1
                     entry[0](da.ravel(), db.ravel(), da.ravel())
                     self._vc[0] += 1
                     return self
             else:
-                _HITS["hits"] += 1
+                _HITS[0] += 1
                 entry[0](da.ravel(), entry[3](other), da.ravel())
                 self._vc[0] += 1
                 return self
