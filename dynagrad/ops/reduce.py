@@ -25,7 +25,7 @@ from ..dtypes import bool_, int64
 from ..errors import describe
 from ..kernels import cpu
 from ..kernels.gpu import backend
-from ..tensor import TENSOR_TYPES, Tensor, _wrap
+from ..tensor import TENSOR_TYPES, Tensor, _new, _wrap
 from ._util import as_tensor_arg, wrap_dim, wrap_dims
 from .movement import _broadcast_view
 from .placement import contiguous, is_host, move_array
@@ -138,6 +138,8 @@ def _sum_dtype(x: Tensor, dtype):
     return int64 if not x.dtype.is_floating_point else x.dtype
 
 
+_F32, _F64 = dtypes.float32, dtypes.float64
+_GRAD = grad_mode.GRAD_ENABLED
 _FULL_SUM: dict = {}  # float dtype -> (compiled entry point, numpy dtype): sum of everything
 
 
@@ -162,20 +164,28 @@ def sum(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     if dim is None and not keepdim and dtype is None and type(input) in TENSOR_TYPES:
         d = input._data
         dt = input.dtype
-        if ((dt is dtypes.float32 or dt is dtypes.float64) and type(d) is np.ndarray
-                and d.flags.c_contiguous and d.size):
-            if d.size >= cpu.PARALLEL_MIN_ELEMENTS and d.size % cpu.TOTAL_CHUNKS == 0:
-                out = _wrap(np.asarray(cpu.threaded_total(d.reshape(-1)), dtype=dt.np), dt)
-            else:
+        n = d.size
+        if (dt is _F32 or dt is _F64) and type(d) is np.ndarray and n and d.flags.c_contiguous:
+            if n < cpu.PARALLEL_MIN_ELEMENTS:
                 entry = _FULL_SUM.get(dt) or _full_sum_entry(dt)
                 res = np.empty((1, 1), entry[1])
-                entry[0](d.reshape(1, d.size, 1), res)  # exact types: skip Numba's dispatch
-                out = _wrap(res.reshape(()), dt)
-            if input._requires_grad and grad_mode.GRAD_ENABLED[0]:
+                entry[0](d.reshape(1, n, 1), res)  # exact types: skip Numba's dispatch
+                out = _new(Tensor)  # _wrap, inlined
+                out._data, out.dtype, out._vc = res.reshape(()), dt, [0]
+            elif n % cpu.TOTAL_CHUNKS == 0:
+                out = _wrap(np.asarray(cpu.threaded_total(d.reshape(-1)), dtype=dt.np), dt)
+            else:
+                return _sum_dims(input, None, False, None)
+            if input._requires_grad and _GRAD[0]:
                 node = SumBackward0()
                 node.shape = d.shape
                 record_one(node, input, out)
             return out
+    return _sum_dims(input, dim, keepdim, dtype)
+
+
+def _sum_dims(input, dim, keepdim: bool, dtype) -> Tensor:
+    """``sum`` in general: any dims, dtype, layout and device."""
     x = as_tensor_arg(input, "sum")
     dims = wrap_dims(dim, x.ndim, "sum")
     out_dt = _sum_dtype(x, dtype)
