@@ -34,7 +34,9 @@ libc = ctypes.CDLL("libc.so.6")
 libc.mallinfo2.restype = MallInfo2
 before = libc.mallinfo2().hblkhd
 a = np.ones(20 << 18, np.float32)
-print(json.dumps({"tuned": _malloc.TUNED, "mapped": libc.mallinfo2().hblkhd - before}))
+from dynagrad.kernels import memory
+print(json.dumps({"tuned": _malloc.TUNED, "mapped": libc.mallinfo2().hblkhd - before,
+                  "pool_min": memory.POOL_MIN_BYTES}))
 """
 
 
@@ -50,7 +52,8 @@ def _probe(**env) -> dict:
 
 def test_import_keeps_large_buffers_on_the_heap():
     report = _probe()
-    assert report == {"tuned": True, "mapped": 0}
+    # ... and the memory pool leaves every block below the mmap threshold to malloc
+    assert report == {"tuned": True, "mapped": 0, "pool_min": _malloc.MMAP_THRESHOLD_BYTES}
     assert _malloc.TUNED  # this test process imported dynagrad too
 
 
@@ -61,3 +64,4 @@ def test_opt_out_and_user_settings_leave_malloc_alone(env):
     report = _probe(**env)
     assert not report["tuned"]
     assert report["mapped"] >= 20 << 20  # glibc's default: a fresh mapping
+    assert report["pool_min"] == 2 << 20  # so the memory pool takes blocks from 2 MiB

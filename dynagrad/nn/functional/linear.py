@@ -60,9 +60,9 @@ def _column_sums(a: np.ndarray) -> np.ndarray:
 
 
 def _product_out(rows: int, cols: int, dtype) -> np.ndarray | None:
-    """A pooled ``(rows, cols)`` output for a large product, else None (NumPy allocates): a fresh
-    large output page-faults on first write (the LSTM LM's 28 MB decoder product took 12-18 ms
-    fresh, 12.0 pooled), and the pool's bookkeeping is not worth it for small ones."""
+    """A pooled ``(rows, cols)`` output for a product too large for malloc to keep (see
+    ``kernels.memory``), else None (NumPy allocates): a freshly mapped output page-faults on
+    first write (the LSTM LM's 28 MB decoder product took 12-18 ms so, 12.0 reused)."""
     if rows * cols * dtype.itemsize < memory.POOL_MIN_BYTES:
         return None
     return memory.empty((rows, cols), dtype)
