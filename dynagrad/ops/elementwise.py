@@ -254,7 +254,8 @@ def binary_function(op: Elementwise, fallback):
                     entry = fast.get((dt, "p"))
                     if entry is None:
                         return _fill_fast(op, (dt, "p"), (a, b), ("a", "a"), "p")
-                    res = _pooled(shape, entry[2])
+                    res = (_empty(shape, entry[2]) if da.nbytes < memory.POOL_MIN_BYTES
+                           else _pooled(shape, entry[2]))  # (skips the pool's Python when small)
                 try:
                     # no layout check: ravel() is a view of a contiguous input and a C-order
                     # copy of any other, which costs less than checking on every call
@@ -329,7 +330,8 @@ def unary_function(op: Elementwise):
             entry = fast.get((a.dtype, "p"))
             if entry is None:
                 return _fill_fast(op, (a.dtype, "p"), (a,), ("a",), "p")
-            res = _pooled(da.shape, entry[2])
+            res = (_empty(da.shape, entry[2]) if da.nbytes < memory.POOL_MIN_BYTES
+                   else _pooled(da.shape, entry[2]))  # (skips the pool's Python when small)
         else:
             entry = fast.get(a.dtype)
             if entry is None:
