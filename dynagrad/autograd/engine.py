@@ -217,16 +217,17 @@ def _run_prehooks(node, grads):
 
 def _check_hook_result(fn, old, new) -> None:
     """A hook may replace a gradient, not change its type or shape (nodes rely on both)."""
-    name = getattr(fn, "__name__", repr(fn))
     if not isinstance(new, Tensor):
-        raise RuntimeError(f"hook '{name}' returned a {type(new).__name__}; expected a Tensor "
-                           "or None")
-    if new.dtype is not old.dtype or new.device != old.device:
-        raise RuntimeError(f"hook '{name}' has changed the type of value (was {old.dtype.name} "
-                           f"on {old.device}, got {new.dtype.name} on {new.device})")
-    if new._data.shape != old._data.shape:
-        raise RuntimeError(f"hook '{name}' has changed the size of value (was "
-                           f"{tuple(old.shape)}, got {tuple(new.shape)})")
+        problem = f"returned a {type(new).__name__}; expected a Tensor or None"
+    elif new.dtype is not old.dtype or new.device != old.device:
+        problem = (f"has changed the type of value (was {old.dtype.name} on {old.device}, got "
+                   f"{new.dtype.name} on {new.device})")
+    elif new._data.shape != old._data.shape:
+        problem = (f"has changed the size of value (was {tuple(old.shape)}, got "
+                   f"{tuple(new.shape)})")
+    else:
+        return
+    raise RuntimeError(f"hook '{getattr(fn, '__name__', repr(fn))}' {problem}")
 
 
 def _materialize(node, grads) -> list:

@@ -254,8 +254,7 @@ def binary_function(op: Elementwise, fallback):
                     entry = fast.get((dt, "p"))
                     if entry is None:
                         return _fill_fast(op, (dt, "p"), (a, b), ("a", "a"), "p")
-                    res = (_empty(shape, entry[2]) if da.nbytes < memory.POOL_MIN_BYTES
-                           else _pooled(shape, entry[2]))  # (skips the pool's Python when small)
+                    res = _pooled(shape, entry[2])
                 try:
                     # no layout check: ravel() is a view of a contiguous input and a C-order
                     # copy of any other, which costs less than checking on every call
@@ -330,8 +329,7 @@ def unary_function(op: Elementwise):
             entry = fast.get((a.dtype, "p"))
             if entry is None:
                 return _fill_fast(op, (a.dtype, "p"), (a,), ("a",), "p")
-            res = (_empty(da.shape, entry[2]) if da.nbytes < memory.POOL_MIN_BYTES
-                   else _pooled(da.shape, entry[2]))  # (skips the pool's Python when small)
+            res = _pooled(da.shape, entry[2])
         else:
             entry = fast.get(a.dtype)
             if entry is None:
