@@ -163,21 +163,24 @@ class Block:
     """A piece of device memory; ``nbytes`` usable bytes from address ``ptr`` on ``device_index``.
 
     It returns to its device's free pool when garbage-collected (after every array viewing it).
+    The memory's owner (numba's handle) stays in the pool, never in the Block: a Block collected
+    as part of a reference cycle would take its handle into that cycle, and the collector runs
+    the handle's weakref finalizer (numba's cuMemFree) even though ``__del__`` hands the address
+    back to the pool, which would then lend out freed memory.
     """
 
-    __slots__ = ("nbytes", "device_index", "ptr", "_handle", "_pool", "__weakref__")
+    __slots__ = ("nbytes", "device_index", "ptr", "_pool", "__weakref__")
 
-    def __init__(self, nbytes: int, device_index: int, ptr: int, handle, pool: "_DevicePool"):
+    def __init__(self, nbytes: int, device_index: int, ptr: int, pool: "_DevicePool"):
         self.nbytes = nbytes
         self.device_index = device_index
         self.ptr = ptr
-        self._handle = handle
         self._pool = pool
 
     def __del__(self):
         # Only an atomic list append: a collection can run this in any thread, even one inside
         # the allocator holding the lock, and at interpreter exit. The pool settles it later.
-        self._pool.pending.append((self._handle, self.ptr, self.nbytes))
+        self._pool.pending.append((self.ptr, self.nbytes))
 
     def array(self, shape: tuple, strides: tuple, dtype, offset: int = 0):
         """A numba device array over bytes ``offset`` on of this block, with byte ``strides``.
@@ -239,8 +242,9 @@ class _DevicePool:
 
     def __init__(self, device_index: int):
         self.index = device_index
-        self.free: dict = {}       # bucket size -> [(handle, address), ...]
-        self.pending = deque()     # (handle, address, size) of collected blocks, not yet pooled
+        self.free: dict = {}       # bucket size -> [address, ...]
+        self.pending = deque()     # (address, size) of collected blocks, not yet pooled
+        self.handles: dict = {}    # address -> the backend's owner of every reserved block
         self.allocated = self.reserved = self.peak_allocated = self.peak_reserved = 0
         self.num_allocs = self.num_frees = 0
         self.num_device_allocs = self.num_device_frees = 0
@@ -251,11 +255,11 @@ class _DevicePool:
         reused first (deque appends and pops are atomic against a concurrent ``Block.__del__``)."""
         pending, free = self.pending, self.free
         while pending:
-            handle, ptr, size = pending.popleft()
+            ptr, size = pending.popleft()
             bucket = free.get(size)
             if bucket is None:
                 bucket = free[size] = []
-            bucket.append((handle, ptr))
+            bucket.append(ptr)
             self.allocated -= size
             self.num_frees += 1
 
@@ -265,6 +269,8 @@ class _DevicePool:
         for size, bucket in self.free.items():
             count += len(bucket)
             self.reserved -= size * len(bucket)
+            for ptr in bucket:
+                del self.handles[ptr]
         self.free.clear()
         self.num_device_frees += count
         return count
@@ -298,16 +304,17 @@ def allocate(nbytes: int, device_index: int | None = None) -> Block:
     with _lock:
         pool.settle()
         bucket = pool.free.get(size)
-        handle, ptr = bucket.pop() if bucket else _reserve(pool, size, nbytes)
+        ptr = bucket.pop() if bucket else _reserve(pool, size, nbytes)
         pool.allocated += size
         pool.num_allocs += 1
         if pool.allocated > pool.peak_allocated:
             pool.peak_allocated = pool.allocated
-        return Block(size, pool.index, ptr, handle, pool)
+        return Block(size, pool.index, ptr, pool)
 
 
-def _reserve(pool: _DevicePool, size: int, requested: int) -> tuple:
-    """Fresh device memory for a bucket; on out-of-memory, empty the device's pool, retry once."""
+def _reserve(pool: _DevicePool, size: int, requested: int) -> int:
+    """The address of fresh device memory for a bucket (its owner kept in ``pool.handles``); on
+    out-of-memory, empty the device's pool and retry once."""
     try:
         handle, ptr = raw_alloc(size, pool.index)
     except MemoryError:
@@ -322,7 +329,8 @@ def _reserve(pool: _DevicePool, size: int, requested: int) -> tuple:
     pool.num_device_allocs += 1
     if pool.reserved > pool.peak_reserved:
         pool.peak_reserved = pool.reserved
-    return handle, ptr
+    pool.handles[ptr] = handle
+    return ptr
 
 
 def _oom_message(pool: _DevicePool, size: int, requested: int, err: BaseException) -> str:

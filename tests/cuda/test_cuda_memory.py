@@ -291,3 +291,38 @@ def test_memory_summary_is_a_table_of_the_statistics():
 def test_format_bytes():
     assert [cm.format_bytes(n) for n in (0, 1023, 1536, 3 * MiB, 5 << 30)] == \
         ["0 B", "1023 B", "1.50 KiB", "3.00 MiB", "5.00 GiB"]
+
+
+def test_a_block_collected_in_a_reference_cycle_keeps_its_memory_reserved(monkeypatch):
+    """numba frees device memory from a weakref finalizer on its owning handle. A Block that dies
+    in a reference cycle (a tensor in an autograd graph, say) must not take that handle into the
+    cycle: the collector would run the finalizer while ``__del__`` hands the address back to the
+    pool, which would then lend out freed memory (seen on a GPU as CUDA_ERROR_INVALID_VALUE)."""
+    freed = []
+    real = cm.raw_alloc
+
+    class Handle:  # stands for numba's owning pointer, with its cuMemFree finalizer
+        def __init__(self, inner):
+            self.inner = inner
+
+    def tracked(nbytes, device_index):
+        inner, ptr = real(nbytes, device_index)
+        handle = Handle(inner)
+        weakref.finalize(handle, freed.append, ptr)
+        return handle, ptr
+
+    monkeypatch.setattr(cm, "raw_alloc", tracked)
+    cm.empty_cache()
+    block = cm.allocate(3 * MiB)
+    ptr = block.ptr
+    cycle = [block]
+    cycle.append(cycle)
+    del block, cycle
+    gc.collect()
+    assert freed == []                      # the memory is still reserved ...
+    again = cm.allocate(3 * MiB)
+    assert again.ptr == ptr                 # ... and lent again from the pool
+    del again
+    cm.empty_cache()
+    gc.collect()
+    assert freed == [ptr]                   # freed once the pool lets it go
