@@ -228,4 +228,5 @@ def _compile_cuda(disp, signature, what: str, path: Path):
     # search for a conversion fails on CUDA overloads: "'_Kernel' has no attribute 'objectmode'".)
     disp.disable_compile()
     disp._specialized = True
-    return disp
+    from .cuda_launch import launcher
+    return launcher(disp, what)

@@ -1,0 +1,83 @@
+"""The packed kernel launch (dynagrad.kernels.cuda_launch) on a GPU.
+
+Every other CUDA test launches through it on a GPU; these check the contract directly: the values
+it packs are exactly those numba's own launch would pass, and an argument the kernel was not
+compiled for is refused with a clear error instead of being launched. Numba's simulator runs
+kernels as Python functions and packs nothing, so there is nothing here for it to run.
+"""
+import ctypes
+
+import numpy as np
+import pytest
+from numba import cuda as nbcuda
+from numba.cuda.core import config
+
+from dynagrad.kernels import cache, cuda
+from dynagrad.kernels.cuda_launch import Launcher
+
+pytestmark = pytest.mark.skipif(bool(config.ENABLE_CUDASIM),
+                                reason="the simulator launches Python functions: no packing")
+
+
+def _launcher_of(expr: str) -> Launcher:
+    keys = [k for k in cache._memory if k[:3] == ("cuda", cache.cuda_arch(), "ew") and expr in k]
+    assert len(keys) == 1
+    kernel = cache._memory[keys[0]]
+    assert isinstance(kernel, Launcher)
+    return kernel
+
+
+def _numba_values(launcher: Launcher, args: tuple) -> list:
+    kernel, values = launcher._kernel, []
+    for ty, arg in zip(kernel.argument_types, args):
+        kernel._prepare_args(ty, arg, 0, [], values)
+    return values
+
+
+def _packed_values(launcher: Launcher, args: tuple) -> list:
+    values: list = []
+    for pack, arg in zip(launcher._pack, args):
+        pack(arg, values)
+    return values
+
+
+def _plain(values: list) -> list:
+    return [v.value if isinstance(v, ctypes._SimpleCData) else v for v in values]
+
+
+@pytest.mark.parametrize("strided", [False, True])
+def test_packed_arguments_are_numbas_own(strided):
+    """Both layout classes: flat 1-d views, and 2-d views with any strides (0 broadcasts)."""
+    expr = "x * y + z" + (" + 0.5" if strided else "")  # a fresh kernel for each layout class
+    a = nbcuda.to_device(np.arange(12, dtype=np.float32).reshape(3, 4))
+    b = nbcuda.to_device(np.full((3, 4), 2, np.float32))
+    if strided:  # a transposed view times a broadcast row: the strided kernel's 2-d views
+        shape, x, y = (4, 3), cuda._view(a, (4, 3), (4, 16)), cuda._view(b, (4, 3), (0, 4))
+    else:
+        shape, x, y = (3, 4), a, b
+    out = nbcuda.device_array(shape, np.float32)
+    cuda.elementwise(expr, ("a", "a", "s"), ("float32",) * 3, "float32", (x, y, 1.5), out)
+    want = x.copy_to_host() * y.copy_to_host() + 1.5 + (0.5 if strided else 0.0)
+    np.testing.assert_allclose(out.copy_to_host(), want)
+
+    # the arguments the kernel was launched with: flat views when contiguous, else as given
+    args = (x, y, np.float32(1.5), out) if strided else \
+        tuple(cuda._view(v, (12,), (4,)) for v in (x, y)) + (np.float32(1.5),
+                                                            cuda._view(out, (12,), (4,)))
+    launcher = _launcher_of(expr)
+    assert _plain(_packed_values(launcher, args)) == _plain(_numba_values(launcher, args))
+
+
+def test_an_argument_the_kernel_was_not_compiled_for_is_refused():
+    expr = "x - y * 3"
+    a = nbcuda.to_device(np.ones(8, np.float32))
+    out = nbcuda.device_array(8, np.float32)
+    cuda.elementwise(expr, ("a", "a"), ("float32",) * 2, "float32", (a, a), out)
+    launcher = _launcher_of(expr)
+    wrong_dtype = nbcuda.to_device(np.ones(8, np.float64))
+    with pytest.raises(TypeError, match=r"argument 0 must be a 1-d float32 device array, got "
+                                        r"1-d float64"):
+        launcher[1, 32](wrong_dtype, a, out)
+    with pytest.raises(TypeError, match="3 arguments expected, got 2"):
+        launcher[1, 32](a, out)
+    np.testing.assert_array_equal(out.copy_to_host(), np.full(8, -2, np.float32))  # untouched
