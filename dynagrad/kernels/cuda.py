@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..cuda._runtime import current_index as _runtime_index
 from . import cuda_templates as templates
 from .cache import _log, _memory, _stats, cuda_arch, lookup
 
@@ -675,7 +676,7 @@ def _blas_ld(rows: int, cols: int, rs: int, cs: int):
 def _blas_handle(blas) -> int:
     """This device's cuBLAS handle (made once, bound to the default stream where every dynagrad
     kernel runs)."""
-    dev = _rt["cuda"].get_current_device().id
+    dev = _runtime_index("matmul")  # (numba's get_current_device() costs ~10 us a call)
     handle = _handles.get(dev)
     if handle is None:
         handle = _handles[dev] = blas.create()
