@@ -448,8 +448,17 @@ def test_index_add(dtype, deterministic):
 
 # --- matmul ------------------------------------------------------------------------------
 
+@pytest.fixture(params=["default", "tiled"])
+def matmul_backend(request, monkeypatch):
+    """matmul as it runs here (cuBLAS where nvmath-python works on a GPU), and forced onto the
+    tiled Numba kernel, so a GPU with cuBLAS tests the fallback too."""
+    if request.param == "tiled":
+        monkeypatch.setattr(cuda, "_cublas", lambda: None)
+    return request.param
+
+
 @pytest.mark.parametrize("dtype,tol", [(np.float32, 1e-5), (np.float64, 1e-12), (np.float16, 2e-2)])
-def test_matmul_2d_batched_and_strided(dtype, tol):
+def test_matmul_2d_batched_and_strided(dtype, tol, matmul_backend):
     a, b = RNG.standard_normal((5, 7)), RNG.standard_normal((7, 3))
     out = empty((5, 3), dtype)
     cuda.matmul(dev(a.astype(dtype)), dev(b.astype(dtype)), out)
@@ -465,7 +474,7 @@ def test_matmul_2d_batched_and_strided(dtype, tol):
     np.testing.assert_allclose(host(outb).astype(np.float64), refb, rtol=tol, atol=tol)
 
 
-def test_matmul_batch_broadcast_empty_inner_and_errors():
+def test_matmul_batch_broadcast_empty_inner_and_errors(matmul_backend):
     A, b = RNG.standard_normal((3, 2, 4)), RNG.standard_normal((1, 4, 2))
     out = empty((3, 2, 2), np.float64)
     cuda.matmul(dev(A), dev(b), out)
