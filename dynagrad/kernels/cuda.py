@@ -252,16 +252,25 @@ def elementwise(expr: str, kinds: tuple, types: tuple, out_type: str, operands: 
         out_view, views = views[0], views[1:]
     arr_types = tuple(_tname(o.dtype) if k == "a" else t for o, k, t in zip(operands, kinds, types))
     ptypes = tuple((p[0], p[1]) for p in params)
-    out_name = _tname(out.dtype)
-    key = ("cuda", _rt["arch"], "ew", expr, kinds, types, arr_types, out_type, out_name, layout,
-           ndim, ptypes)
-    kernel = _kernel(key, lambda: templates.elementwise(expr, kinds, types, arr_types, out_type,
-                                                        out_name, layout, ndim, ptypes))
+    kernel = elementwise_kernel(expr, kinds, types, arr_types, out_type, _tname(out.dtype), layout,
+                                ndim, ptypes)
     it = iter(views)
     args = [next(it) if k == "a" else _scalar(o, t) for o, k, t in zip(operands, kinds, types)]
     args += [_scalar(v, t) for _, t, v in params]
     blocks, threads = _launch_1d(out.size)
     kernel[blocks, threads](*args, out_view)
+
+
+def elementwise_kernel(expr: str, kinds: tuple, types: tuple, arr_types: tuple, out_type: str,
+                       out_name: str, layout: str = "c", ndim: int = 1, ptypes: tuple = ()):
+    """The compiled ``elementwise`` kernel for these operand kinds and types, the output's dtype
+    name and a layout class: ``"c"`` (every array a 1-D unit-stride view of the same length) or
+    ``"s"`` (``ndim``-D views with any strides)."""
+    _runtime()
+    key = ("cuda", _rt["arch"], "ew", expr, kinds, types, arr_types, out_type, out_name, layout,
+           ndim, ptypes)
+    return _kernel(key, lambda: templates.elementwise(expr, kinds, types, arr_types, out_type,
+                                                      out_name, layout, ndim, ptypes))
 
 
 def _peel(expr, kinds, types, out_type, operands, out, params) -> None:

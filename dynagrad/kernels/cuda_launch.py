@@ -83,11 +83,13 @@ def _load_core() -> None:
     _core.update(launch=launch, config=LaunchConfig, stream=Stream.from_handle(0))
 
 
-def _config(grid, block):
-    config = _configs.get((grid, block))
-    if config is None:
-        config = _configs[(grid, block)] = _core["config"](grid=grid, block=block)
-    return config
+def config(grid, block):
+    """cuda.core's launch configuration for ``(grid, block)``, made once (``launch_values``
+    takes it)."""
+    made = _configs.get((grid, block))
+    if made is None:
+        made = _configs[(grid, block)] = _core["config"](grid=grid, block=block)
+    return made
 
 
 class Launcher:
@@ -109,8 +111,8 @@ class Launcher:
 
     def __getitem__(self, launch):
         grid, block = launch
-        config = _config(grid, block)
-        return lambda *args: self._launch(config, args)
+        made = config(grid, block)
+        return lambda *args: self._launch(made, args)
 
     def _function(self, key: tuple):
         # numba loads the module into the device's context and makes that context current in
@@ -118,16 +120,30 @@ class Launcher:
         function = self._functions[key] = self._kernel._codelibrary.get_cufunc().kernel
         return function
 
-    def _launch(self, config, args: tuple) -> None:
+    def _launch(self, launch_config, args: tuple) -> None:
         if len(args) != len(self._pack):
             raise TypeError(f"CUDA kernel {self._what}: {len(self._pack)} arguments expected, "
                             f"got {len(args)}")
-        key = (threading.get_ident(), _runtime.current_index())
-        function = self._functions.get(key) or self._function(key)
         values: list = []
         for pack, arg in zip(self._pack, args):
             pack(arg, values)
-        _core["launch"](_core["stream"], config, function, *values)
+        self.launch_values(launch_config, values)
+
+    def pack(self, position: int, arg, values: list) -> None:
+        """Append argument ``position``'s values for ``arg`` (a numba device array or scalar)."""
+        self._pack[position](arg, values)
+
+    def launch_values(self, launch_config, values: list) -> None:
+        """Launch with arguments already packed (``pack``, or ``flat_array_values`` for a 1-D
+        unit-stride array parameter) under a configuration from ``config(grid, block)``."""
+        key = (threading.get_ident(), _runtime.current_index())
+        function = self._functions.get(key) or self._function(key)
+        _core["launch"](_core["stream"], launch_config, function, *values)
+
+
+def flat_array_values(address: int, n: int, itemsize: int) -> tuple:
+    """What numba's ABI passes for a 1-D unit-stride array of ``n`` items at ``address``."""
+    return (0, 0, n, itemsize, address, n, itemsize)
 
 
 def launcher(dispatcher, what: str):

@@ -81,3 +81,22 @@ def test_an_argument_the_kernel_was_not_compiled_for_is_refused():
     with pytest.raises(TypeError, match="3 arguments expected, got 2"):
         launcher[1, 32](a, out)
     np.testing.assert_array_equal(out.copy_to_host(), np.full(8, -2, np.float32))  # untouched
+
+
+def test_same_shape_contiguous_elementwise_ops_build_no_numba_views(monkeypatch):
+    """Such ops (the common case in a training step) pack their buffers' addresses directly;
+    other layouts still go through numba views."""
+    import dynagrad as dg
+    from dynagrad.kernels.cuda_array import DeviceArray
+    a = dg.arange(12.0, device="cuda").reshape(3, 4)
+    b = dg.full((3, 4), 3.0, device="cuda")
+    (a * b + 2).cpu()  # compiles both kernels
+    views = []
+    real = DeviceArray.kernel_view
+    monkeypatch.setattr(DeviceArray, "kernel_view", lambda self: views.append(self) or real(self))
+    c = a * b + 2
+    assert views == []
+    np.testing.assert_array_equal(c.cpu().numpy(), np.arange(12.0).reshape(3, 4) * 3 + 2)
+    d = a.t() * b.t()  # transposed operands: the strided kernel, through numba views
+    assert views
+    np.testing.assert_array_equal(d.cpu().numpy(), (np.arange(12.0).reshape(3, 4) * 3).T)
