@@ -2,7 +2,7 @@
 
 Every array argument is a numba device array (``DeviceNDArray`` on a GPU, the simulator's
 ``FakeCUDAArray``) of any shape and strides - stride 0 broadcasts - and outputs are written in
-place. Kernels come from ``cuda_templates`` through ``cache.lookup(..., target="cuda")``: one
+place; ``elementwise_flat`` alone takes dynagrad's ``DeviceArray`` s, by address. Kernels come from ``cuda_templates`` through ``cache.lookup(..., target="cuda")``: one
 hash-named source file per specialization, compiled once per GPU architecture and kept on disk.
 
 Reductions, scans, arg-reductions and every index kernel whose ``deterministic`` flag is set use
@@ -30,6 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..cuda._runtime import current_index as _runtime_index
+from . import cuda_launch
 from . import cuda_templates as templates
 from .cache import _log, _memory, _stats, cuda_arch, lookup
 
@@ -259,6 +260,42 @@ def elementwise(expr: str, kinds: tuple, types: tuple, out_type: str, operands: 
     args += [_scalar(v, t) for _, t, v in params]
     blocks, threads = _launch_1d(out.size)
     kernel[blocks, threads](*args, out_view)
+
+
+def elementwise_flat(expr: str, kinds: tuple, types: tuple, out_type: str, operands: tuple,
+                     out) -> bool:
+    """``elementwise`` for same-shape C-contiguous buffers, launched with arguments packed from
+    their addresses: array operands and ``out`` are ``DeviceArray`` s (anything with ``shape``,
+    ``dtype``, ``itemsize``, ``flags`` and ``data_ptr``), and no numba view of them is made (H100
+    host: ``a + b`` on (32, 32) 88 -> 52 us an op, an MLP training step 8.9 -> 8.2 ms).
+
+    Returns False, having launched nothing, where that does not apply (the simulator, operands of
+    other shapes or layouts, a kernel numba launches itself): then call ``elementwise``.
+    """
+    if _runtime()["sim"]:
+        return False
+    shape, arr_types = out.shape, []
+    for o, k, t in zip(operands, kinds, types):
+        if k == "a":
+            if o.shape != shape or not o.flags.c_contiguous:
+                return False
+            t = _tname(o.dtype)
+        arr_types.append(t)
+    n = out.size
+    if not n:
+        return True
+    kernel = elementwise_kernel(expr, kinds, types, tuple(arr_types), out_type, _tname(out.dtype))
+    if type(kernel) is not cuda_launch.Launcher:
+        return False
+    values: list = []
+    for i, (o, k, t) in enumerate(zip(operands, kinds, types)):
+        if k == "a":
+            values += cuda_launch.flat_array_values(o.data_ptr, n, o.itemsize)
+        else:
+            kernel.pack(i, _scalar(o, t), values)
+    values += cuda_launch.flat_array_values(out.data_ptr, n, out.itemsize)
+    kernel.launch_values(cuda_launch.config(*_launch_1d(n)), values)
+    return True
 
 
 def elementwise_kernel(expr: str, kinds: tuple, types: tuple, arr_types: tuple, out_type: str,

@@ -14,7 +14,7 @@ Python functions the simulator runs.
 
 Example (on a GPU)::
 
-    launcher = Launcher(dispatcher)          # dispatcher: compiled for one signature
+    launcher = Launcher(dispatcher, "add")   # dispatcher: compiled for one signature
     launcher[blocks, threads](x, y, out)     # numba device arrays and scalars, as numba takes them
 """
 from __future__ import annotations

@@ -14,7 +14,7 @@ import sys
 import numpy as np
 
 from ..determinism import are_deterministic_algorithms_enabled
-from . import cpu, cuda, cuda_launch
+from . import cpu, cuda
 from .cuda_array import DeviceArray
 
 # kernels that need scratch memory (two-pass reductions, staging) take it from the caching allocator
@@ -33,45 +33,12 @@ def _empty_like(arr: DeviceArray, shape: tuple, dtype) -> DeviceArray:
 def elementwise(expr: str, kinds: tuple, types: tuple, out_type: str, operands: tuple,
                 out: DeviceArray, params: tuple = ()) -> None:
     """``out[...] = expr(*operands)`` with broadcasting (as ``cpu.elementwise``)."""
-    if not params and out.flags.c_contiguous and _launch_flat(expr, kinds, types, out_type,
-                                                              operands, out):
+    if not params and out.flags.c_contiguous and cuda.elementwise_flat(expr, kinds, types,
+                                                                        out_type, operands, out):
         return
     cuda.elementwise(expr, kinds, types, out_type,
                      tuple(o.kernel_view() if k == "a" else o for o, k in zip(operands, kinds)),
                      out.kernel_view(), params)
-
-
-def _launch_flat(expr: str, kinds: tuple, types: tuple, out_type: str, operands: tuple,
-                 out: DeviceArray) -> bool:
-    """Same-shape C-contiguous operands on a GPU: launch the flat kernel with arguments packed
-    from the buffers' addresses, without the numba views ``cuda.elementwise`` builds (H100 host:
-    ``a + b`` on (32, 32) 88 -> 52 us an op, an MLP training step 8.9 -> 8.2 ms). False where
-    that does not apply (the simulator, other layouts): the caller takes the general path."""
-    if cuda._runtime()["sim"]:
-        return False
-    shape, arr_types = out.shape, []
-    for o, k, t in zip(operands, kinds, types):
-        if k == "a":
-            if o.shape != shape or not o.flags.c_contiguous:
-                return False
-            t = cuda._tname(o.dtype)
-        arr_types.append(t)
-    n = out.size
-    if not n:
-        return True
-    kernel = cuda.elementwise_kernel(expr, kinds, types, tuple(arr_types), out_type,
-                                     cuda._tname(out.dtype))
-    if type(kernel) is not cuda_launch.Launcher:
-        return False
-    values: list = []
-    for i, (o, k, t) in enumerate(zip(operands, kinds, types)):
-        if k == "a":
-            values += cuda_launch.flat_array_values(o.data_ptr, n, o.itemsize)
-        else:
-            kernel.pack(i, cuda._scalar(o, t), values)
-    values += cuda_launch.flat_array_values(out.data_ptr, n, out.itemsize)
-    kernel.launch_values(cuda_launch.config(*cuda._launch_1d(n)), values)
-    return True
 
 
 def reduce_axis(x: DeviceArray, dim: int, kind: tuple, out_dtype) -> DeviceArray:
