@@ -9,8 +9,9 @@ of its declared type). On an H100 host (numba-cuda 0.30.4, cuda.core 1.2) a thre
 42.7 us through numba's dispatcher and 9.8 us packed here.
 
 A kernel whose signature holds a type packed nowhere here, or one compiled in debug or cooperative
-mode, launches through numba's dispatcher as before. The simulator never gets here: its kernels are
-Python functions the simulator runs.
+mode, launches through numba's dispatcher as before; so does every kernel, after one warning, if a
+numba-cuda release has moved the internals read here (written against numba-cuda 0.30). The
+simulator never gets here: its kernels are Python functions the simulator runs.
 
 Example (on a GPU)::
 
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import ctypes
 import threading
+import warnings
 
 import numpy as np
 
@@ -108,6 +110,7 @@ class Launcher:
             _load_core()
         self.dispatcher, self._kernel, self._pack, self._what = dispatcher, kernel, packers, what
         self._functions: dict = {}  # (thread, device) -> the loaded kernel function
+        self._function((threading.get_ident(), _runtime.current_index()))  # fails here, if at all
 
     def __getitem__(self, launch):
         grid, block = launch
@@ -146,10 +149,21 @@ def flat_array_values(address: int, n: int, itemsize: int) -> tuple:
     return (0, 0, n, itemsize, address, n, itemsize)
 
 
+_warned: list = []
+
+
 def launcher(dispatcher, what: str):
     """A ``Launcher`` for ``dispatcher``, or the dispatcher itself where one cannot pack its
     arguments (see the module docstring)."""
     try:
         return Launcher(dispatcher, what)
     except NotImplementedError:
+        return dispatcher
+    except (AttributeError, ImportError, StopIteration, TypeError) as exc:
+        if not _warned:
+            _warned.append(exc)
+            warnings.warn(f"dynagrad: this numba-cuda's launch internals differ from those "
+                          f"dynagrad packs arguments for ({exc!r}); CUDA kernels launch through "
+                          f"numba's dispatcher instead, correct but ~30 us slower each",
+                          RuntimeWarning, stacklevel=2)
         return dispatcher

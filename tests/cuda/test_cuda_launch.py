@@ -1,22 +1,24 @@
-"""The packed kernel launch (dynagrad.kernels.cuda_launch) on a GPU.
+"""The packed kernel launch (dynagrad.kernels.cuda_launch).
 
-Every other CUDA test launches through it on a GPU; these check the contract directly: the values
-it packs are exactly those numba's own launch would pass, and an argument the kernel was not
-compiled for is refused with a clear error instead of being launched. Numba's simulator runs
-kernels as Python functions and packs nothing, so there is nothing here for it to run.
+Every other CUDA test launches through it on a GPU; the GPU tests here check the contract
+directly: the values it packs are exactly those numba's own launch would pass, and an argument the
+kernel was not compiled for is refused with a clear error instead of being launched. Numba's
+simulator runs kernels as Python functions and packs nothing, so only the fallbacks to numba's
+dispatcher run there.
 """
 import ctypes
+import warnings
 
 import numpy as np
 import pytest
 from numba import cuda as nbcuda
 from numba.cuda.core import config
 
-from dynagrad.kernels import cache, cuda
+from dynagrad.kernels import cache, cuda, cuda_launch
 from dynagrad.kernels.cuda_launch import Launcher
 
-pytestmark = pytest.mark.skipif(bool(config.ENABLE_CUDASIM),
-                                reason="the simulator launches Python functions: no packing")
+gpu_only = pytest.mark.skipif(bool(config.ENABLE_CUDASIM),
+                              reason="the simulator launches Python functions: no packing")
 
 
 def _launcher_of(expr: str) -> Launcher:
@@ -45,6 +47,7 @@ def _plain(values: list) -> list:
     return [v.value if isinstance(v, ctypes._SimpleCData) else v for v in values]
 
 
+@gpu_only
 @pytest.mark.parametrize("strided", [False, True])
 def test_packed_arguments_are_numbas_own(strided):
     """Both layout classes: flat 1-d views, and 2-d views with any strides (0 broadcasts)."""
@@ -68,6 +71,7 @@ def test_packed_arguments_are_numbas_own(strided):
     assert _plain(_packed_values(launcher, args)) == _plain(_numba_values(launcher, args))
 
 
+@gpu_only
 def test_an_argument_the_kernel_was_not_compiled_for_is_refused():
     expr = "x - y * 3"
     a = nbcuda.to_device(np.ones(8, np.float32))
@@ -83,6 +87,7 @@ def test_an_argument_the_kernel_was_not_compiled_for_is_refused():
     np.testing.assert_array_equal(out.copy_to_host(), np.full(8, -2, np.float32))  # untouched
 
 
+@gpu_only
 def test_same_shape_contiguous_elementwise_ops_build_no_numba_views(monkeypatch):
     """Such ops (the common case in a training step) pack their buffers' addresses directly;
     other layouts still go through numba views."""
@@ -100,3 +105,32 @@ def test_same_shape_contiguous_elementwise_ops_build_no_numba_views(monkeypatch)
     d = a.t() * b.t()  # transposed operands: the strided kernel, through numba views
     assert views
     np.testing.assert_array_equal(d.cpu().numpy(), (np.arange(12.0).reshape(3, 4) * 3).T)
+
+
+def test_a_kernel_with_an_argument_type_it_cannot_pack_launches_through_numba():
+    from numba.cuda import types
+
+    class Kernel:  # a compiled kernel taking a complex scalar, which no packer here handles
+        argument_types, extensions, debug, cooperative = (types.complex64,), [], False, False
+
+    class Dispatcher:
+        overloads = {"(complex64,)": Kernel()}
+
+    dispatcher = Dispatcher()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an expected case: no warning
+        assert cuda_launch.launcher(dispatcher, "k") is dispatcher
+
+
+def test_numba_cuda_internals_that_moved_fall_back_to_numba_with_one_warning(monkeypatch):
+    monkeypatch.setattr(cuda_launch, "_warned", [])
+
+    class Moved:  # a dispatcher of a numba-cuda release that keeps its kernels elsewhere
+        overloads: dict = {}
+
+    dispatcher = Moved()
+    with pytest.warns(RuntimeWarning, match="launch through numba's dispatcher instead"):
+        assert cuda_launch.launcher(dispatcher, "k") is dispatcher
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert cuda_launch.launcher(dispatcher, "k") is dispatcher  # warned once only
