@@ -14,7 +14,9 @@ import pytest
 from numba import cuda as nbcuda
 from numba.cuda.core import config
 
+import dynagrad as dg
 from dynagrad.kernels import cache, cuda, cuda_launch
+from dynagrad.kernels.cuda_array import DeviceArray
 from dynagrad.kernels.cuda_launch import Launcher
 
 gpu_only = pytest.mark.skipif(bool(config.ENABLE_CUDASIM),
@@ -91,8 +93,6 @@ def test_an_argument_the_kernel_was_not_compiled_for_is_refused():
 def test_same_shape_contiguous_elementwise_ops_build_no_numba_views(monkeypatch):
     """Such ops (the common case in a training step) pack their buffers' addresses directly;
     other layouts still go through numba views."""
-    import dynagrad as dg
-    from dynagrad.kernels.cuda_array import DeviceArray
     a = dg.arange(12.0, device="cuda").reshape(3, 4)
     b = dg.full((3, 4), 3.0, device="cuda")
     (a * b + 2).cpu()  # compiles both kernels
