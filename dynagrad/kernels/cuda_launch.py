@@ -76,6 +76,16 @@ def _packer(ty, position: int, what: str, types):
     return None
 
 
+_thread = threading.local()  # .token: this thread's key in the loaded-function tables
+
+
+def _thread_token() -> object:
+    """An object unique to the calling thread for as long as the process runs (a thread id can be
+    reused by a later thread, which would then skip making the device's context current)."""
+    token = _thread.token = object()
+    return token
+
+
 _core: dict = {}     # cuda.core's launch, LaunchConfig and the default stream, found once
 _configs: dict = {}  # (grid, block) -> cuda.core LaunchConfig, shared by every kernel
 
@@ -109,8 +119,9 @@ class Launcher:
         if not _core:
             _load_core()
         self.dispatcher, self._kernel, self._pack, self._what = dispatcher, kernel, packers, what
-        self._functions: dict = {}  # (thread, device) -> the loaded kernel function
-        self._function((threading.get_ident(), _runtime.current_index()))  # fails here, if at all
+        self._functions: dict = {}  # (thread token, device) -> the loaded kernel function
+        token = getattr(_thread, "token", None) or _thread_token()
+        self._function((token, _runtime.current_index()))  # fails here, if it fails at all
 
     def __getitem__(self, launch):
         grid, block = launch
@@ -139,7 +150,7 @@ class Launcher:
     def launch_values(self, launch_config, values: list) -> None:
         """Launch with arguments already packed (``pack``, or ``flat_array_values`` for a 1-D
         unit-stride array parameter) under a configuration from ``config(grid, block)``."""
-        key = (threading.get_ident(), _runtime.current_index())
+        key = (getattr(_thread, "token", None) or _thread_token(), _runtime.current_index())
         function = self._functions.get(key) or self._function(key)
         _core["launch"](_core["stream"], launch_config, function, *values)
 

@@ -7,6 +7,7 @@ simulator runs kernels as Python functions and packs nothing, so only the fallba
 dispatcher run there.
 """
 import ctypes
+import threading
 import warnings
 
 import numpy as np
@@ -134,3 +135,21 @@ def test_numba_cuda_internals_that_moved_fall_back_to_numba_with_one_warning(mon
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert cuda_launch.launcher(dispatcher, "k") is dispatcher  # warned once only
+
+
+def test_each_thread_loads_kernels_under_its_own_token_even_when_thread_ids_are_reused():
+    """A thread that has not launched yet must go through numba's loader, which makes the
+    device's context current in it; a token per thread (not its reusable id) ensures that."""
+    tokens = []
+
+    def launch_twice():
+        first = getattr(cuda_launch._thread, "token", None) or cuda_launch._thread_token()
+        again = getattr(cuda_launch._thread, "token", None) or cuda_launch._thread_token()
+        assert again is first
+        tokens.append(first)
+
+    for _ in range(3):  # one after another: CPython usually hands out the same id again
+        worker = threading.Thread(target=launch_twice)
+        worker.start()
+        worker.join()
+    assert len({id(t) for t in tokens}) == 3
