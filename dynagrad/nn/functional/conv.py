@@ -193,8 +193,9 @@ def _backward(x5, g3: np.ndarray, w3: np.ndarray, geom: _Geom, in_shape: tuple,
     ones = np.ones(L, dt) if want_bias else None
 
     def samples(lo: int, hi: int) -> tuple:
-        """This slice's shares of the weight and bias gradients; writes its rows of ``gx``."""
-        gw = np.zeros(w3.shape, dt) if want_weight else None
+        """This slice's shares of the (transposed) weight and the bias gradients; writes its rows
+        of ``gx``."""
+        gwt = np.zeros((g, cgk, og), dt) if want_weight else None
         gb = np.zeros(g * og, dt) if want_bias else None
         ws = _workspace(nc * rows * L, dt)
         if want_input:
@@ -211,23 +212,27 @@ def _backward(x5, g3: np.ndarray, w3: np.ndarray, geom: _Geom, in_shape: tuple,
                     cols = flat.reshape(m, g, cgk, L)
                 else:
                     cols = kept[n0:n0 + m].reshape(m, g, cgk, L)
-                if m == 1:   # one GEMM per group, no (m, G, Og, Cg*taps) temporary to sum
-                    gw += np.matmul(gout[0], cols[0].transpose(0, 2, 1))
+                # columns @ gradient^T, the weight gradient transposed: OpenBLAS runs these
+                # per-sample products up to 2x faster than gradient @ columns^T (LeNet-5's second
+                # convolution 1.5 -> 0.76 ms; 0.63-0.98x on VGG/MNIST-CNN shapes, 1.05x on LeNet's
+                # first, tiny one)
+                if m == 1:   # one GEMM per group, no (m, G, Cg*taps, Og) temporary to sum
+                    gwt += np.matmul(cols[0], gout[0].transpose(0, 2, 1))
                 else:
-                    gw += np.matmul(gout, cols.transpose(0, 1, 3, 2)).sum(0)
+                    gwt += np.matmul(cols, gout.transpose(0, 1, 3, 2)).sum(0)
             if want_input:
                 np.matmul(wt, gout, out=flat.reshape(m, g, cgk, L))
                 col2im(flat, geom.arr, gx[n0:n0 + m])
-        return gw, gb
+        return gwt, gb
 
     partial = run_split(n_, samples, split=n_ * g * og * cgk * L >= SPLIT_MIN_MACS)
-    gw, gb = partial[0]
+    gwt, gb = partial[0]
     for other_w, other_b in partial[1:]:
         if want_weight:
-            gw += other_w
+            gwt += other_w
         if want_bias:
             gb += other_b
-    return gx, gw, gb
+    return gx, None if gwt is None else gwt.transpose(0, 2, 1), gb
 
 
 def _as5(a: np.ndarray, nsp: int) -> np.ndarray:
