@@ -221,11 +221,12 @@ def _compile_cuda(disp, signature, what: str, path: Path):
                                f"compile") from None
         raise
     _count(disp, time.perf_counter() - t0, f"CUDA {what} for {_cuda_facts[0]}")
-    # One signature, launched without matching argument types on every call, as numba's own
-    # ``specialize()`` leaves a dispatcher: arrays then pass by shape and strides whatever layout
+    # Kernels launch through a ``cuda_launch.Launcher``; the few it cannot pack go through this
+    # dispatcher, left as numba's own ``specialize()`` leaves one: one signature, launched without
+    # matching argument types on every call. Arrays then pass by shape and strides whatever layout
     # numba would type them as (a C-contiguous array for an "A" parameter), and scalars convert
-    # to the declared type. (Matching would cost microseconds a launch, and numba-cuda 0.30's
-    # search for a conversion fails on CUDA overloads: "'_Kernel' has no attribute 'objectmode'".)
+    # to the declared type. (Matching costs microseconds a launch, and numba-cuda 0.30's search
+    # for a conversion fails on CUDA overloads: "'_Kernel' has no attribute 'objectmode'".)
     disp.disable_compile()
     disp._specialized = True
     from .cuda_launch import launcher

@@ -82,7 +82,9 @@ _thread = threading.local()  # .token: this thread's key in the loaded-function 
 def _thread_token() -> object:
     """An object unique to the calling thread for as long as the process runs (a thread id can be
     reused by a later thread, which would then skip making the device's context current)."""
-    token = _thread.token = object()
+    token = getattr(_thread, "token", None)
+    if token is None:
+        token = _thread.token = object()
     return token
 
 
@@ -120,8 +122,7 @@ class Launcher:
             _load_core()
         self.dispatcher, self._kernel, self._pack, self._what = dispatcher, kernel, packers, what
         self._functions: dict = {}  # (thread token, device) -> the loaded kernel function
-        token = getattr(_thread, "token", None) or _thread_token()
-        self._function((token, _runtime.current_index()))  # fails here, if it fails at all
+        self._function((_thread_token(), _runtime.current_index()))  # fails here, if at all
 
     def __getitem__(self, launch):
         grid, block = launch
@@ -150,7 +151,7 @@ class Launcher:
     def launch_values(self, launch_config, values: list) -> None:
         """Launch with arguments already packed (``pack``, or ``flat_array_values`` for a 1-D
         unit-stride array parameter) under a configuration from ``config(grid, block)``."""
-        key = (getattr(_thread, "token", None) or _thread_token(), _runtime.current_index())
+        key = (_thread_token(), _runtime.current_index())
         function = self._functions.get(key) or self._function(key)
         _core["launch"](_core["stream"], launch_config, function, *values)
 

@@ -143,8 +143,8 @@ def test_each_thread_loads_kernels_under_its_own_token_even_when_thread_ids_are_
     tokens = []
 
     def launch_twice():
-        first = getattr(cuda_launch._thread, "token", None) or cuda_launch._thread_token()
-        again = getattr(cuda_launch._thread, "token", None) or cuda_launch._thread_token()
+        first = cuda_launch._thread_token()
+        again = cuda_launch._thread_token()
         assert again is first
         tokens.append(first)
 

@@ -158,14 +158,15 @@ def _max_pool(op: str, x, hs, hk, ws, wk, dh: int, dw: int, planes, lead, out_sp
     b = planes.shape[0]
     out = np.empty((b, hs.shape[0], ws.shape[0]), planes.dtype)
     idx = np.empty(out.shape, np.int64)
+    split = planes.size >= SPLIT_MIN_ELEMENTS
     if pairs:
         pair_kernel = _kernel("max_pool_2x2", planes.dtype.name)
         run_split(b, lambda lo, hi: pair_kernel(planes[lo:hi], out[lo:hi], idx[lo:hi]),
-                  split=planes.size >= SPLIT_MIN_ELEMENTS)
+                  split=split)
     else:
         kernel = _kernel("max_pool", planes.dtype.name)
         run_split(b, lambda lo, hi: kernel(planes[lo:hi], hs, hk, ws, wk, dh, dw, out[lo:hi],
-                                           idx[lo:hi]), split=planes.size >= SPLIT_MIN_ELEMENTS)
+                                           idx[lo:hi]), split=split)
     res = _wrap(out.reshape(lead + out_sp), x.dtype)
     if x._requires_grad and grad_mode.GRAD_ENABLED[0]:
         node = _MAX_NODES[op]()
