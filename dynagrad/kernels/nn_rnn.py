@@ -7,8 +7,8 @@ laid out as PyTorch's: LSTM ``i f g o``, GRU ``r z n``) and specializes on that 
 
 Speed notes. The forward kernels are dominated by the gate nonlinearities: scalarlib's
 vectorizable float32 sigmoid and tanh (libm for float64, which serves accuracy: tests,
-gradcheck). Each gate block gets its own inner loop: one loop that writes four gate blocks at
-once is not vectorized (about 4x slower).
+gradcheck). Each gate block gets its own inner loop, forward and backward: one loop that writes
+several gate blocks at once is not vectorized (about 4x slower forward, 3x backward).
 
 Example:
     >>> src, name, sig, what = build("lstm_forward", "float32")
@@ -52,22 +52,28 @@ _BODIES = {
 """),
     # dout: gradient of this step's output; dmm: dgates(t+1) @ W_hh (the recurrent gradient);
     # dc: gradient of c(t), updated in place to that of c(t-1). Writes pre-activation dgates.
+    # One loop per gate block, as in the forward: the single loop that wrote all four blocks
+    # was not vectorized (B=20, H=200: 10.7 -> 3.8 us). dc first holds the gradient of c(t).
     "lstm_backward": ("dout, dmm, dc, acts, c_prev, tanh_c, dgates", "dc dgates", """\
     n_h = dout.shape[1]
     for b in range(dout.shape[0]):
         for j in range(n_h):
             dh = dout[b, j] + dmm[b, j]
-            i = acts[b, j]
-            f = acts[b, n_h + j]
-            g = acts[b, 2 * n_h + j]
             o = acts[b, 3 * n_h + j]
             tc = tanh_c[b, j]
-            dcv = dc[b, j] + dh * o * (T(1.0) - tc * tc)
-            dgates[b, j] = dcv * g * i * (T(1.0) - i)
-            dgates[b, n_h + j] = dcv * c_prev[b, j] * f * (T(1.0) - f)
-            dgates[b, 2 * n_h + j] = dcv * i * (T(1.0) - g * g)
+            dc[b, j] += dh * o * (T(1.0) - tc * tc)
             dgates[b, 3 * n_h + j] = dh * tc * o * (T(1.0) - o)
-            dc[b, j] = dcv * f
+        for j in range(n_h):
+            i = acts[b, j]
+            dgates[b, j] = dc[b, j] * acts[b, 2 * n_h + j] * i * (T(1.0) - i)
+        for j in range(n_h):
+            f = acts[b, n_h + j]
+            dgates[b, n_h + j] = dc[b, j] * c_prev[b, j] * f * (T(1.0) - f)
+        for j in range(n_h):
+            g = acts[b, 2 * n_h + j]
+            dgates[b, 2 * n_h + j] = dc[b, j] * acts[b, j] * (T(1.0) - g * g)
+        for j in range(n_h):
+            dc[b, j] *= acts[b, n_h + j]
 """),
     # gi: x @ W_ih.T + b_ih (B, 3H); gh: h_prev @ W_hh.T without bias; bhh: b_hh (zeros if none).
     # Keeps r, z, n and W_hn h + b_hn (needed by the gradient of r).
@@ -85,25 +91,31 @@ _BODIES = {
             h_out[b, j] = (T(1.0) - z) * acts[b, 2 * n_h + j] + z * h_prev[b, j]
 """),
     # dh(t) = dout + dmm (dgh(t+1) @ W_hh) + dcarry (dh(t+1) * z(t+1)); dcarry is updated in place.
-    # dgi and dgh differ only in the n block (W_hn h sits inside r * (...)).
+    # dgi and dgh differ only in the n block (W_hn h sits inside r * (...)). One loop per block,
+    # as for the LSTM (B=20, H=200: 10.7 -> 6.8 us).
     "gru_backward": ("dout, dmm, dcarry, acts, ghn, h_prev, dgi, dgh", "dcarry dgi dgh", """\
     n_h = dout.shape[1]
     for b in range(dout.shape[0]):
+        for j in range(n_h):  # dcarry holds dh(t) until the last loop
+            dcarry[b, j] += dout[b, j] + dmm[b, j]
         for j in range(n_h):
-            dh = dout[b, j] + dmm[b, j] + dcarry[b, j]
-            r = acts[b, j]
             z = acts[b, n_h + j]
             n = acts[b, 2 * n_h + j]
-            dn = dh * (T(1.0) - z) * (T(1.0) - n * n)
-            dr = dn * ghn[b, j] * r * (T(1.0) - r)
-            dz = dh * (h_prev[b, j] - n) * z * (T(1.0) - z)
-            dgi[b, j] = dr
-            dgh[b, j] = dr
+            dn = dcarry[b, j] * (T(1.0) - z) * (T(1.0) - n * n)
+            dgi[b, 2 * n_h + j] = dn
+            dgh[b, 2 * n_h + j] = dn * acts[b, j]
+        for j in range(n_h):
+            z = acts[b, n_h + j]
+            dz = dcarry[b, j] * (h_prev[b, j] - acts[b, 2 * n_h + j]) * z * (T(1.0) - z)
             dgi[b, n_h + j] = dz
             dgh[b, n_h + j] = dz
-            dgi[b, 2 * n_h + j] = dn
-            dgh[b, 2 * n_h + j] = dn * r
-            dcarry[b, j] = dh * z
+        for j in range(n_h):
+            r = acts[b, j]
+            dr = dgi[b, 2 * n_h + j] * ghn[b, j] * r * (T(1.0) - r)
+            dgi[b, j] = dr
+            dgh[b, j] = dr
+        for j in range(n_h):
+            dcarry[b, j] *= acts[b, n_h + j]
 """),
     "rnn_tanh_forward": ("xg, hg, h_out", "h_out", """\
     for b in range(xg.shape[0]):
