@@ -269,3 +269,23 @@ def test_wide_vectors_are_requested_on_avx512_cpus_unless_told_otherwise(env, ex
                          text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().endswith(",-prefer-256-bit") == (expect_wide and avx512)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_copy_run_moves_exactly_the_run_at_any_length_and_position(dtype):
+    import numba
+
+    from dynagrad.kernels.scalarlib import copy_run
+
+    @numba.njit
+    def copy(dst, d, src, s, n):
+        copy_run(dst, np.uint64(d), src, np.uint64(s), np.uint64(n))
+
+    rng = np.random.default_rng(0)
+    for n in (0, 1, 7, 8, 9, 15, 16, 17, 33, 100):
+        for d, s in ((0, 0), (3, 5), (200 - n, 300 - n)):  # the last: both runs end their array
+            src, dst = rng.random(300).astype(dtype), rng.random(200).astype(dtype)
+            expected = dst.copy()
+            expected[d:d + n] = src[s:s + n]
+            copy(dst, d, src, s, n)
+            np.testing.assert_array_equal(dst, expected)

@@ -27,8 +27,9 @@ from .templates import HEADER, _arr, _decorator, _sig
 # the run of values between ``x[n, c, z, y, lo*SW+off : hi*SW+off : SW]`` and
 # ``cols[n, row, col+lo : col+hi]``. Out-of-range positions (the zero padding) are cut off by index
 # arithmetic, not by a branch per element. Inner loops index flat views with unsigned integers:
-# Numba then emits no negative-index wraparound and LLVM vectorizes the unit-stride copy (4x
-# faster than 5-D indexing).
+# Numba then emits no negative-index wraparound. Unit-stride runs move as masked vectors
+# (scalarlib's ``copy_run``) in im2col: a run is often shorter than one vector, which LLVM's
+# own vectorized loop would leave to its scalar remainder.
 _TAP_LOOPS = """\
     N, C, D, H, W = x.shape
     KD, KH, KW, SD, SH, SW, PD, PH, PW, DD, DH, DW, OD, OH, OW = (
@@ -69,8 +70,7 @@ _IM2COL_BODY = """\
                                     for t in range(ulo):
                                         cf[d - ulo + t] = 0
                                     if SW == 1:
-                                        for t in range(U(hi - lo)):
-                                            cf[d + t] = xf[s + t]
+                                        copy_run(cf, d, xf, s, U(hi - lo))
                                     else:
                                         for t in range(U(hi - lo)):
                                             cf[d + t] = xf[s + t * usw]
