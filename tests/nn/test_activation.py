@@ -8,6 +8,7 @@ import pytest
 import dynagrad as dg
 import dynagrad.nn as nn
 import dynagrad.nn.functional as F
+from dynagrad.kernels.cpu import PARALLEL_MIN_ELEMENTS
 
 torch = pytest.importorskip("torch")
 TF = torch.nn.functional
@@ -235,15 +236,16 @@ def test_softmax_and_log_softmax_are_tensor_methods_and_top_level():
 @pytest.mark.parametrize("openblas_pool", [True, False])
 def test_large_inputs_take_the_threaded_row_kernels_with_the_same_results(monkeypatch,
                                                                           openblas_pool):
-    # >= 2**18 elements and >= 16 rows: slices of rows run on OpenBLAS's workers, or, without
-    # NumPy's OpenBLAS, Numba's threaded kernels split them
+    # >= PARALLEL_MIN_ELEMENTS elements and >= 16 rows: slices of rows run on OpenBLAS's
+    # workers, or, without NumPy's OpenBLAS, Numba's threaded kernels split them
     if not openblas_pool:
         from dynagrad import _batch_parallel
         monkeypatch.setattr(_batch_parallel, "_BLAS", None)
     rng = np.random.default_rng(11)
-    x = rng.standard_normal((300, 1000)).astype(np.float32)
-    target = rng.integers(0, 1000, 300)
-    g = rng.standard_normal((300, 1000)).astype(np.float32)
+    rows = PARALLEL_MIN_ELEMENTS // 1000 + 1
+    x = rng.standard_normal((rows, 1000)).astype(np.float32)
+    target = rng.integers(0, 1000, rows)
+    g = rng.standard_normal((rows, 1000)).astype(np.float32)
     for fn, tfn in ((F.softmax, torch.softmax), (F.log_softmax, torch.log_softmax)):
         ours = dg.tensor(x, requires_grad=True)
         theirs = torch.tensor(x, requires_grad=True)
