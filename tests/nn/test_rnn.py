@@ -7,6 +7,7 @@ import pytest
 import dynagrad as dg
 import dynagrad.nn.functional as F
 from dynagrad import nn
+from dynagrad.nn.functional.rnn import _apart
 
 torch = pytest.importorskip("torch")
 tnn = torch.nn
@@ -268,3 +269,16 @@ def test_saved_weight_modified_in_place_is_detected():
         lstm.weight_hh_l0.add_(1.0)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         out.sum().backward()
+
+
+def test_step_buffers_are_cut_apart_with_the_gap_around_each():
+    # the step kernels' overlap test needs a gate row of room between the arrays they touch
+    gap, shapes = 8, [(2, 3), (4,), (1, 5, 2)]
+    arrays = _apart(np.float32, gap, *shapes)
+    assert [a.shape for a in arrays] == shapes
+    assert all(a.flags.c_contiguous and a.dtype == np.float32 for a in arrays)
+    base = arrays[0].base
+    start = base.ctypes.data
+    spans = [((a.ctypes.data - start) // 4, (a.ctypes.data - start) // 4 + a.size) for a in arrays]
+    assert spans[0][0] == gap and base.size - spans[-1][1] == gap
+    assert all(b[0] - a[1] == gap for a, b in zip(spans, spans[1:]))
