@@ -289,3 +289,29 @@ def test_copy_run_moves_exactly_the_run_at_any_length_and_position(dtype):
             expected[d:d + n] = src[s:s + n]
             copy(dst, d, src, s, n)
             np.testing.assert_array_equal(dst, expected)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_add_tap_sums_adds_each_tap_on_its_lanes_only(dtype):
+    import numba
+
+    from dynagrad.kernels.scalarlib import add_tap_sums
+
+    @numba.njit
+    def add(dst, d, src, s, step, taps, lo, hi, limit):
+        add_tap_sums(dst, d, src, s, step, taps, lo, hi, limit)
+
+    lanes = 64 // np.dtype(dtype).itemsize
+    rng = np.random.default_rng(1)
+    for _ in range(200):
+        src, dst = rng.random(400).astype(dtype), rng.random(100).astype(dtype)
+        taps, step = int(rng.integers(0, 6)), int(rng.integers(0, 30))
+        lo = int(rng.integers(-20, 5))
+        hi, limit = lo + int(rng.integers(0, 25)), int(rng.integers(0, lanes + 1))
+        s, d = int(rng.integers(20, 200)), int(rng.integers(0, 100 - lanes))
+        expected = dst.copy()
+        for e in range(taps):
+            for lane in range(max(lo + e, 0), min(hi + e, limit)):
+                expected[d + lane] += src[s + e * step + lane]
+        add(dst, d, src, s, step, taps, lo, hi, limit)
+        np.testing.assert_allclose(dst, expected, rtol=1e-6 if dtype == np.float32 else 1e-14)

@@ -455,3 +455,60 @@ def copy_run(dst, d, src, s, n):
     done = 0
     while done < n:
         done += _masked_copy(dst, d + done, src, s + done, n - done)
+
+
+@intrinsic
+def add_tap_sums(typingctx, dst, d, src, s, step, taps, lo, hi, limit):
+    """One vector of ``dst[d + l] += sum(src[s + e*step + l] for e < taps)``, where tap ``e``
+    covers the lanes ``l`` in ``[lo + e, hi + e)`` and every lane is below ``limit`` (<= the lane
+    count). The taps add up in a register and ``dst`` is read and written once, instead of once per
+    tap: col2im's taps overlap, and a masked load cannot take the value of an overlapping masked
+    store still in flight (the adding form of ``copy_run`` lost 0.39 -> 0.68 ms on LeNet-5)."""
+    ints = (d, s, step, taps, lo, hi, limit)
+    if not (isinstance(dst, types.Array) and isinstance(src, types.Array)
+            and dst.dtype == src.dtype and dst.dtype in (types.float32, types.float64)
+            and dst.ndim == src.ndim == 1 and all(isinstance(i, types.Integer) for i in ints)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        dst_arr, src_arr = args[0], args[2]
+        d_idx, s_idx, step_, taps_, lo_, hi_, limit_ = (
+            context.cast(builder, v, t, types.int64)
+            for v, t in zip(args[1:2] + args[3:], ints))
+        i32, i64 = ir.IntType(32), ir.IntType(64)
+        ety = context.get_value_type(dst.dtype)
+        lanes = _VECTOR_BYTES // context.get_abi_sizeof(ety)
+        vty = ir.VectorType(ety, lanes)
+        align = context.get_abi_sizeof(ety)
+
+        def clamp(value, low, high):
+            value = builder.select(builder.icmp_signed("<", value, low), low, value)
+            return builder.select(builder.icmp_signed(">", value, high), high, value)
+
+        def lanes_between(first, end):
+            """The mask of lanes first <= l < end, as bits: (1 << end) - (1 << first)."""
+            end = clamp(end, i64(0), i64(lanes))
+            first = builder.trunc(clamp(first, i64(0), end), i32)
+            bits = builder.sub(builder.shl(i32(1), builder.trunc(end, i32)),
+                               builder.shl(i32(1), first))
+            return builder.bitcast(builder.trunc(bits, ir.IntType(lanes)),
+                                   ir.VectorType(ir.IntType(1), lanes))
+
+        src_data = cgutils.create_struct_proxy(src)(context, builder, value=src_arr).data
+        dst_data = cgutils.create_struct_proxy(dst)(context, builder, value=dst_arr).data
+        total = cgutils.alloca_once_value(builder, ir.Constant(vty, None))
+        with cgutils.for_range(builder, taps_) as loop:
+            e = loop.index
+            end = builder.add(hi_, e)
+            end = builder.select(builder.icmp_signed("<", end, limit_), end, limit_)
+            mask = lanes_between(builder.add(lo_, e), end)
+            # not inbounds: the masked-off lanes before the tap's first may lie before the array
+            ptr = builder.gep(src_data, [builder.add(s_idx, builder.mul(e, step_))])
+            builder.store(builder.fadd(builder.load(total),
+                                       _masked_load(builder, ptr, mask, vty, align)), total)
+        mask = lanes_between(i64(0), limit_)
+        ptr = builder.gep(dst_data, [d_idx], inbounds=True)
+        _masked_store(builder, builder.fadd(_masked_load(builder, ptr, mask, vty, align),
+                                            builder.load(total)), ptr, mask, align)
+        return context.get_dummy_value()
+    return types.none(dst, d, src, s, step, taps, lo, hi, limit), codegen
