@@ -395,26 +395,38 @@ def _ferf(x):
 _VECTOR_BYTES = 64
 
 
-def _run_operands(context, builder, array_type, array, index, count):
-    """``(pointer to array[index], lane mask of the first min(count, lanes) lanes, vector type)``."""
-    ety = context.get_value_type(array_type.dtype)
+def _lanes(context, dtype) -> tuple:
+    """``(lanes in one vector, vector type)`` of a float dtype."""
+    ety = context.get_value_type(dtype)
     lanes = _VECTOR_BYTES // context.get_abi_sizeof(ety)
+    return lanes, ir.VectorType(ety, lanes)
+
+
+def _lane_mask(builder, first, end, lanes: int):
+    """The mask of the lanes ``first <= l < end`` (int64 bounds, clamped to [0, lanes]), built as
+    the bits (1 << end) - (1 << first)."""
+    i32, i64 = ir.IntType(32), ir.IntType(64)
+
+    def clamp(value, low, high):
+        value = builder.select(builder.icmp_signed("<", value, low), low, value)
+        return builder.select(builder.icmp_signed(">", value, high), high, value)
+    end = clamp(end, i64(0), i64(lanes))
+    first = clamp(first, i64(0), end)
+    bits = builder.sub(builder.shl(i32(1), builder.trunc(end, i32)),
+                       builder.shl(i32(1), builder.trunc(first, i32)))
+    return builder.bitcast(builder.trunc(bits, ir.IntType(lanes)),
+                           ir.VectorType(ir.IntType(1), lanes))
+
+
+def _element_ptr(context, builder, array_type, array, index):
+    """A pointer to ``array[index]`` (1-D). Not inbounds: masked-off lanes around a run may lie
+    outside the array, as long as they are never touched."""
     data = cgutils.create_struct_proxy(array_type)(context, builder, value=array).data
-    ptr = builder.gep(data, [index], inbounds=True)
-    i32 = ir.IntType(32)
-    # the count saturates at the lane count first, so a long run's count cannot wrap in 32 bits
-    n = builder.select(builder.icmp_unsigned("<", count, count.type(lanes)), count,
-                       count.type(lanes))
-    n = builder.trunc(n, i32) if n.type.width > 32 else n
-    splat = builder.insert_element(ir.Constant(ir.VectorType(i32, lanes), ir.Undefined), n,
-                                   i32(0))
-    splat = builder.shuffle_vector(splat, splat, ir.Constant(ir.VectorType(i32, lanes),
-                                                             [0] * lanes))
-    lane_ids = ir.Constant(ir.VectorType(i32, lanes), list(range(lanes)))
-    return ptr, builder.icmp_unsigned("<", lane_ids, splat), ir.VectorType(ety, lanes)
+    return builder.gep(data, [index])
 
 
 def _masked_load(builder, ptr, mask, vty, align):
+    """Masked-off lanes read as zero."""
     name = f"llvm.masked.load.v{vty.count}{vty.element.intrinsic_name}.p0"
     fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(
         vty, [ptr.type, ir.IntType(32), mask.type, vty]), name)
@@ -429,23 +441,34 @@ def _masked_store(builder, value, ptr, mask, align):
     builder.call(fn, [value, ptr, ir.IntType(32)(align), mask])
 
 
+def _float_arrays_and_ints(dst, src, ints) -> bool:
+    return (isinstance(dst, types.Array) and isinstance(src, types.Array)
+            and dst.dtype == src.dtype and dst.dtype in (types.float32, types.float64)
+            and dst.ndim == src.ndim == 1 and all(isinstance(i, types.Integer) for i in ints))
+
+
+def _int64_args(context, builder, values, value_types) -> list:
+    return [context.cast(builder, v, t, types.int64) for v, t in zip(values, value_types)]
+
+
 @intrinsic
 def _masked_copy(typingctx, dst, d, src, s, n):
-    """``dst[d:d + m] = src[s:s + m]``, m = min(n, lanes), as one masked load and store; returns
-    the lane count. Both arrays are 1-D, C-ordered and of one float dtype."""
-    if not (isinstance(dst, types.Array) and isinstance(src, types.Array)
-            and dst.dtype == src.dtype and dst.dtype in (types.float32, types.float64)
-            and dst.ndim == src.ndim == 1
-            and all(isinstance(i, types.Integer) for i in (d, s, n))):
+    """One vector of ``dst[d + l] = src[s + l]`` for the lanes ``l < n``; returns the lane count.
+    Both arrays are 1-D, C-ordered, of one float dtype."""
+    ints = (d, s, n)
+    if not _float_arrays_and_ints(dst, src, ints):
         return None
 
     def codegen(context, builder, signature, args):
-        dst_arr, d_idx, src_arr, s_idx, count = args
-        dptr, mask, vty = _run_operands(context, builder, dst, dst_arr, d_idx, count)
-        sptr, _, _ = _run_operands(context, builder, src, src_arr, s_idx, count)
-        align = context.get_abi_sizeof(vty.element)
-        _masked_store(builder, _masked_load(builder, sptr, mask, vty, align), dptr, mask, align)
-        return ir.IntType(64)(vty.count)
+        d_, s_, n_ = _int64_args(context, builder, args[1:2] + args[3:], ints)
+        lanes, vty = _lanes(context, dst.dtype)
+        align = vty.element.get_abi_size(context.target_data)
+        mask = _lane_mask(builder, ir.IntType(64)(0), n_, lanes)
+        value = _masked_load(builder, _element_ptr(context, builder, src, args[2], s_), mask,
+                             vty, align)
+        _masked_store(builder, value, _element_ptr(context, builder, dst, args[0], d_), mask,
+                      align)
+        return ir.IntType(64)(lanes)
     return types.int64(dst, d, src, s, n), codegen
 
 
@@ -463,51 +486,28 @@ def add_tap_sums(typingctx, dst, d, src, s, step, taps, lo, hi, limit):
     covers the lanes ``l`` in ``[lo + e, hi + e)`` and every lane is below ``limit`` (<= the lane
     count). The taps add up in a register and ``dst`` is read and written once, instead of once per
     tap: col2im's taps overlap, and a masked load cannot take the value of an overlapping masked
-    store still in flight (the adding form of ``copy_run`` lost 0.39 -> 0.68 ms on LeNet-5)."""
+    store still in flight (an adding form of ``copy_run`` lost 0.39 -> 0.68 ms on LeNet-5)."""
     ints = (d, s, step, taps, lo, hi, limit)
-    if not (isinstance(dst, types.Array) and isinstance(src, types.Array)
-            and dst.dtype == src.dtype and dst.dtype in (types.float32, types.float64)
-            and dst.ndim == src.ndim == 1 and all(isinstance(i, types.Integer) for i in ints)):
+    if not _float_arrays_and_ints(dst, src, ints):
         return None
 
     def codegen(context, builder, signature, args):
-        dst_arr, src_arr = args[0], args[2]
-        d_idx, s_idx, step_, taps_, lo_, hi_, limit_ = (
-            context.cast(builder, v, t, types.int64)
-            for v, t in zip(args[1:2] + args[3:], ints))
-        i32, i64 = ir.IntType(32), ir.IntType(64)
-        ety = context.get_value_type(dst.dtype)
-        lanes = _VECTOR_BYTES // context.get_abi_sizeof(ety)
-        vty = ir.VectorType(ety, lanes)
-        align = context.get_abi_sizeof(ety)
-
-        def clamp(value, low, high):
-            value = builder.select(builder.icmp_signed("<", value, low), low, value)
-            return builder.select(builder.icmp_signed(">", value, high), high, value)
-
-        def lanes_between(first, end):
-            """The mask of lanes first <= l < end, as bits: (1 << end) - (1 << first)."""
-            end = clamp(end, i64(0), i64(lanes))
-            first = builder.trunc(clamp(first, i64(0), end), i32)
-            bits = builder.sub(builder.shl(i32(1), builder.trunc(end, i32)),
-                               builder.shl(i32(1), first))
-            return builder.bitcast(builder.trunc(bits, ir.IntType(lanes)),
-                                   ir.VectorType(ir.IntType(1), lanes))
-
-        src_data = cgutils.create_struct_proxy(src)(context, builder, value=src_arr).data
-        dst_data = cgutils.create_struct_proxy(dst)(context, builder, value=dst_arr).data
+        d_, s_, step_, taps_, lo_, hi_, limit_ = _int64_args(context, builder,
+                                                             args[1:2] + args[3:], ints)
+        lanes, vty = _lanes(context, dst.dtype)
+        align = vty.element.get_abi_size(context.target_data)
         total = cgutils.alloca_once_value(builder, ir.Constant(vty, None))
         with cgutils.for_range(builder, taps_) as loop:
             e = loop.index
             end = builder.add(hi_, e)
             end = builder.select(builder.icmp_signed("<", end, limit_), end, limit_)
-            mask = lanes_between(builder.add(lo_, e), end)
-            # not inbounds: the masked-off lanes before the tap's first may lie before the array
-            ptr = builder.gep(src_data, [builder.add(s_idx, builder.mul(e, step_))])
+            mask = _lane_mask(builder, builder.add(lo_, e), end, lanes)
+            ptr = _element_ptr(context, builder, src, args[2],
+                               builder.add(s_, builder.mul(e, step_)))
             builder.store(builder.fadd(builder.load(total),
                                        _masked_load(builder, ptr, mask, vty, align)), total)
-        mask = lanes_between(i64(0), limit_)
-        ptr = builder.gep(dst_data, [d_idx], inbounds=True)
+        mask = _lane_mask(builder, ir.IntType(64)(0), limit_, lanes)
+        ptr = _element_ptr(context, builder, dst, args[0], d_)
         _masked_store(builder, builder.fadd(_masked_load(builder, ptr, mask, vty, align),
                                             builder.load(total)), ptr, mask, align)
         return context.get_dummy_value()
