@@ -47,6 +47,7 @@ CONV_CASES = [
     ("conv2d", [(2, 3, 8, 7), (3, 1, 3, 3)], dict(padding=1, groups=3)),    # depthwise
     ("conv2d", [(2, 2, 6, 6), (3, 2, 2, 4), (3,)], dict(padding="same")),  # even kernel: asym pad
     ("conv2d", [(2, 2, 9, 9), (3, 2, 3, 3)], dict(stride=3, padding=2)),   # pad wider than stride
+    ("conv2d", [(2, 3, 9, 7), (4, 3, 3, 2), (4,)], dict(stride=(2, 1), padding=(2, 1))),  # H only
     ("conv2d", [(1, 1, 5, 5), (2, 1, 5, 5), (2,)], {}),                    # 1x1 output
     ("conv2d", [(3, 6, 5), (4, 3, 2, 2), (4,)], dict(stride=2)),          # unbatched
     ("conv2d", [(2, 3, 5, 5), (4, 3, 1, 1), (4,)], {}),                    # pointwise
