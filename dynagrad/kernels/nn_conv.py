@@ -21,6 +21,8 @@ Example:
 """
 from __future__ import annotations
 
+import textwrap
+
 from .templates import HEADER, _arr, _decorator, _sig
 
 # Loop nest shared by im2col and col2im: for every tap row and output row (od, oh), ``BODY`` moves
@@ -40,7 +42,7 @@ _PROLOGUE = """\
     R = cols.shape[1]
     L = OD * OH * OW
 """
-_TAP_LOOPS = _PROLOGUE + """\
+_TAP_NEST = """\
     usw = U(SW)
     for n in range(N):
         row = 0
@@ -66,6 +68,7 @@ _TAP_LOOPS = _PROLOGUE + """\
 {BODY}
                         row += 1
 """
+_TAP_LOOPS = _PROLOGUE + _TAP_NEST
 
 _IM2COL_BODY = """\
                                 if inside:
@@ -130,11 +133,10 @@ def im2col(dtype: str) -> tuple:
 def col2im(dtype: str) -> tuple:
     """The adjoint of ``im2col``: every column entry is added into the input position it was read
     from (``x`` must start zeroed)."""
-    lanes = 64 // (4 if dtype == "float32" else 8)  # one 512-bit vector
-    indent = lambda text: "\n".join("    " + line for line in text.splitlines())
+    lanes = 16 if dtype == "float32" else 8  # columns in one 512-bit vector
     body = (_PROLOGUE + f"    if SW == 1 and DW == 1 and W <= {lanes}:\n"
-            + indent(_COL2IM_GATHER) + "\n    else:\n"
-            + indent(_TAP_LOOPS.replace(_PROLOGUE, "").replace("{BODY}", _COL2IM_BODY)) + "\n")
+            + textwrap.indent(_COL2IM_GATHER, "    ") + "\n    else:\n"
+            + textwrap.indent(_TAP_NEST.replace("{BODY}", _COL2IM_BODY), "    "))
     src = _CONV_HEADER + _decorator() + "def kernel(cols, geom, x):\n" + body
     sig = _sig(_arr(dtype, 3, True, True), _arr("int64", 1, True, True), _arr(dtype, 5, True))
     return src, "kernel", sig, f"col2im {dtype}"
