@@ -2,8 +2,9 @@
 
 Every array argument is a numba device array (``DeviceNDArray`` on a GPU, the simulator's
 ``FakeCUDAArray``) of any shape and strides - stride 0 broadcasts - and outputs are written in
-place; ``elementwise_flat`` alone takes dynagrad's ``DeviceArray`` s, by address. Kernels come from ``cuda_templates`` through ``cache.lookup(..., target="cuda")``: one
-hash-named source file per specialization, compiled once per GPU architecture and kept on disk.
+place; ``elementwise_flat`` alone takes dynagrad's ``DeviceArray`` s, by address. Kernels come
+from ``cuda_templates`` through ``cache.lookup(..., target="cuda")``: one hash-named source file
+per specialization, compiled once per GPU architecture and kept on disk.
 
 Reductions, scans, arg-reductions and every index kernel whose ``deterministic`` flag is set use
 no atomics: each output is combined in a fixed order, so results are bit-identical run to run.

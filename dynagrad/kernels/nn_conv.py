@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import textwrap
 
-from .templates import HEADER, _arr, _decorator, _sig
+import numpy as np
+
+from .templates import HEADER, VECTOR_BYTES, _arr, _decorator, _sig
 
 # Loop nest shared by im2col and col2im: for every tap row and output row (od, oh), ``BODY`` moves
 # the run of values between ``x[n, c, z, y, lo*SW+off : hi*SW+off : SW]`` and
@@ -94,12 +96,12 @@ _COL2IM_BODY = """\
                                         for t in range(U(hi - lo)):
                                             xf[s + t * usw] += cf[d + t]"""
 
-# col2im for input rows of at most one vector (16 float32 or 8 float64 columns) with unit stride
-# and dilation along W, gathered: the KW taps that land on a row add up in a register (scalarlib's
-# ``add_tap_sums``) and the row is read and written once. Input column j takes tap e from output
-# column j - e + PW, which must lie in [0, OW). LeNet-5's second convolution (14-column rows):
-# 395 -> 261 us. Longer rows lost (MNIST-CNN's 26 columns: 2.1 -> 3.0 ms): they keep the loop
-# over taps.
+# col2im for input rows of at most one vector (``VECTOR_BYTES``: 16 float32 or 8 float64
+# columns) with unit stride and dilation along W, gathered: the KW taps that land on a row
+# add up in a register (scalarlib's ``add_tap_sums``) and the row is read and written once. Input
+# column j takes tap e from output column j - e + PW, which must lie in [0, OW). LeNet-5's second
+# convolution (14-column rows): 395 -> 261 us. Longer rows lost (MNIST-CNN's 26 columns: 2.1 ->
+# 3.0 ms): they keep the loop over taps.
 _COL2IM_GATHER = """\
     for n in range(N):
         for c in range(C):
@@ -133,7 +135,7 @@ def im2col(dtype: str) -> tuple:
 def col2im(dtype: str) -> tuple:
     """The adjoint of ``im2col``: every column entry is added into the input position it was read
     from (``x`` must start zeroed)."""
-    lanes = 16 if dtype == "float32" else 8  # columns in one 512-bit vector
+    lanes = VECTOR_BYTES // np.dtype(dtype).itemsize  # add_tap_sums' row width
     body = (_PROLOGUE + f"    if SW == 1 and DW == 1 and W <= {lanes}:\n"
             + textwrap.indent(_COL2IM_GATHER, "    ") + "\n    else:\n"
             + textwrap.indent(_TAP_NEST.replace("{BODY}", _COL2IM_BODY), "    "))

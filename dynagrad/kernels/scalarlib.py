@@ -12,6 +12,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
 from .._cpu_target import compiles_for_avx512
+from .templates import VECTOR_BYTES
 
 
 @numba.njit(inline="always")
@@ -392,13 +393,12 @@ def _ferf(x):
 # its runs overlap from one tap to the next, and a masked load that reads a masked store still in
 # flight cannot take its value from the store buffer: 0.39 -> 0.68 ms on LeNet-5.)
 
-_VECTOR_BYTES = 64
 
 
 def _lanes(context, dtype) -> tuple:
     """``(lanes in one vector, vector type)`` of a float dtype."""
     ety = context.get_value_type(dtype)
-    lanes = _VECTOR_BYTES // context.get_abi_sizeof(ety)
+    lanes = VECTOR_BYTES // context.get_abi_sizeof(ety)
     return lanes, ir.VectorType(ety, lanes)
 
 

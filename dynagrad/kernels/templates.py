@@ -22,6 +22,7 @@ NUMBA_TYPE = {"float32": "float32", "float64": "float64", "float16": "float16", 
               "int32": "int32", "int16": "int16", "int8": "int8", "uint8": "uint8",
               "bool": "boolean"}
 OPERAND_NAMES = ("x", "y", "z", "w")
+VECTOR_BYTES = 64  # one AVX-512 register: the width of scalarlib's masked row moves
 
 HEADER = """\
 import math
