@@ -188,7 +188,7 @@ _IDLE_POOL_PROBE = """
 import os, resource, time, numba, dynagrad as dg
 from dynagrad.kernels import cpu
 a = dg.rand(cpu.PARALLEL_MIN_ELEMENTS * 2)
-(a + a).exp()  # starts the pool
+a.sum()  # a threaded total: starts Numba's pool
 time.sleep(0.05)
 before = resource.getrusage(resource.RUSAGE_SELF)
 time.sleep(0.3)
@@ -218,6 +218,25 @@ def test_thread_pool_sleeps_between_calls(layer):
     if used == "omp":
         assert policy == "PASSIVE"
     assert busy < 0.1, f"{busy:.2f}s of CPU burnt while idle: the {used} pool is spinning"
+
+
+_IDLE_WORKERS_PROBE = """
+import resource, time, dynagrad as dg
+from dynagrad.kernels import cpu
+a = dg.rand(cpu.PARALLEL_MIN_ELEMENTS * 2)
+(a + a).exp()  # threaded elementwise kernels run on OpenBLAS's workers
+time.sleep(0.3)  # they busy-wait ~0.1 s after each call, then sleep
+before = resource.getrusage(resource.RUSAGE_SELF)
+time.sleep(0.3)
+after = resource.getrusage(resource.RUSAGE_SELF)
+print((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
+"""
+
+
+def test_worker_pool_sleeps_when_idle():
+    busy = float(subprocess.run([sys.executable, "-c", _IDLE_WORKERS_PROBE], capture_output=True,
+                                text=True, check=True).stdout)
+    assert busy < 0.1, f"{busy:.2f}s of CPU burnt while idle: OpenBLAS's workers are spinning"
 
 
 def test_large_outputs_reuse_idle_buffers_but_never_live_ones():

@@ -68,10 +68,13 @@ def clear_cache(disk: bool = True) -> None:
 
 
 def _helpers_fingerprint() -> str:
+    """A hash of the modules whose code compiles into kernels: the scalar library and the
+    worker pool's intrinsics."""
     global _helper_hash
     if _helper_hash is None:
-        from . import scalarlib
-        _helper_hash = hashlib.sha256(Path(scalarlib.__file__).read_bytes()).hexdigest()[:16]
+        from . import scalarlib, worker_pool
+        code = b"".join(Path(m.__file__).read_bytes() for m in (scalarlib, worker_pool))
+        _helper_hash = hashlib.sha256(code).hexdigest()[:16]
     return _helper_hash
 
 

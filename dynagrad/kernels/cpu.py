@@ -51,7 +51,7 @@ def elementwise(expr: str, kinds: tuple, types: tuple, out_type: str, operands: 
             _stats["hits"] += 1
         args = [o.ravel() if k == "a" else o for o, k in zip(operands, kinds)]
         args.extend(p[2] for p in params)
-        if layout == "p" and templates.is_heavy(expr):
+        if layout == "p" and templates.whole_blocks_only(expr):
             _blocked(kernel, key, args, out.ravel())
         else:
             kernel(*args, out.ravel())

@@ -16,6 +16,7 @@ Example:
 """
 from __future__ import annotations
 
+import numpy as np
 from numba import types
 
 NUMBA_TYPE = {"float32": "float32", "float64": "float64", "float16": "float16", "int64": "int64",
@@ -71,6 +72,11 @@ def elementwise(expr: str, kinds: tuple, in_types: tuple, out_type: str, layout:
     signature = _sig(*[t if k == "s" else _arr(t, ndim, contiguous, readonly=True)
                        for k, t in zip(kinds, in_types)],
                      *[t for _, t in params], _arr(out_type, ndim, contiguous))
+    names = args + [p for p, _ in params] + ["out"]
+    what = f"elementwise[{expr}] {in_types}->{out_type} layout={layout}"
+    if layout == "p" and worker_pool_available():
+        source = _pooled_elementwise(expr, kinds, in_types, out_type, params, names)
+        return source, "kernel", signature, what
     body = []
     for i, k in enumerate(kinds):
         if k == "s":
@@ -117,10 +123,104 @@ def elementwise(expr: str, kinds: tuple, in_types: tuple, out_type: str, layout:
             if k == "a":
                 body.append(f"                    {OPERAND_NAMES[i]} = r{i}[i3 * s{i}]")
         body.append(f"                    o_row[i3] = {expr}")
-    names = args + [p for p, _ in params] + ["out"]
     src = (HEADER + _decorator(layout == "p") + f"def kernel({', '.join(names)}):\n"
            + "\n".join(body) + "\n")
-    return src, "kernel", signature, f"elementwise[{expr}] {in_types}->{out_type} layout={layout}"
+    return src, "kernel", signature, what
+
+
+def worker_pool_available() -> bool:
+    """Whether threaded flat kernels run on OpenBLAS's workers (else on Numba's ``prange``)."""
+    from . import worker_pool  # (registers OpenBLAS's symbols: only once a kernel needs them)
+    return worker_pool.AVAILABLE
+
+
+def whole_blocks_only(expr: str) -> bool:
+    """Whether ``expr``'s threaded flat kernel covers whole ``BLOCK``s only, leaving the tail to
+    its caller (the ``prange`` kernel of a transcendental; the worker-pool one covers all)."""
+    return is_heavy(expr) and not worker_pool_available()
+
+
+def _scalar_word(type_name: str, word: int) -> str:
+    """How a slice kernel reads a scalar from word ``word`` of its row (floats travel as float64
+    bits, integers and booleans as int64)."""
+    if type_name.startswith("float"):
+        return f"numba.{type_name}(values[{word}])"
+    if type_name == "bool":
+        return f"words[{word}] != 0"
+    return f"numba.{type_name}(words[{word}])"
+
+
+def _np_dtype(type_name: str) -> str:
+    return "np.bool_" if type_name == "bool" else f"np.{type_name}"
+
+
+def _pooled_elementwise(expr: str, kinds: tuple, in_types: tuple, out_type: str, params: tuple,
+                        names: list) -> str:
+    """Source of a threaded flat kernel on OpenBLAS's workers (see ``worker_pool``): the driver
+    ``kernel`` writes one row of words per slice, [start, stop, out, operands..., params...]
+    (arrays by address, scalars by value), and ``slice_kernel`` computes elements [start, stop)
+    of one row. Slices start at multiples of ``BLOCK`` elements."""
+    words = 3 + len(kinds) + len(params)
+    itemsize = {t: np.dtype(t).itemsize for t in (*in_types, out_type)}
+    body = [f"    words = numba.carray(row, {words}, np.int64)",
+            f"    values = numba.carray(row, {words}, np.float64)",
+            "    start = words[0]",
+            "    n = words[1] - start",
+            f"    out = numba.carray(pointer(words[2] + start * {itemsize[out_type]}), n, "
+            f"{_np_dtype(out_type)})"]
+    fill = [f"        rows[s, 2] = out.ctypes.data"]
+    arrays = []
+    for i, (k, t) in enumerate(zip(kinds, in_types)):
+        if k == "a":
+            arrays.append(i)
+            body.append(f"    a{i} = numba.carray(pointer(words[{3 + i}] + start * "
+                        f"{itemsize[t]}), n, {_np_dtype(t)})")
+            fill.append(f"        rows[s, {3 + i}] = a{i}.ctypes.data")
+        else:
+            body.append(f"    {OPERAND_NAMES[i]} = {_scalar_word(t, 3 + i)}")
+            fill.append(f"        {'values' if t.startswith('float') else 'rows'}[s, {3 + i}] = a{i}")
+    for j, (name, t) in enumerate(params):
+        word = 3 + len(kinds) + j
+        body.append(f"    {name} = {_scalar_word(t, word)}")
+        fill.append(f"        {'values' if t.startswith('float') else 'rows'}[s, {word}] = {name}")
+    heavy = is_heavy(expr)
+    if heavy:
+        # whole blocks of BLOCK elements: a fixed trip count lets LLVM run several vectors per
+        # iteration, which hides memory latency behind the long dependency chain of a
+        # transcendental (tanh at 1M elements, one thread: 476 -> 420 us); the block views keep
+        # the loop free of index arithmetic. The driver computes the last n % BLOCK elements
+        # (in the slice kernel, a second inlined copy of the expression trips a Numba warning).
+        body.append(f"    for b in range(n // {BLOCK}):")
+        body.append(f"        first = b * {BLOCK}")
+        body.extend(f"        b{i} = a{i}[first:first + {BLOCK}]" for i in arrays)
+        body.append(f"        o_block = out[first:first + {BLOCK}]")
+        body.append(f"        for i in range({BLOCK}):")
+        body.extend(f"            {OPERAND_NAMES[i]} = b{i}[i]" for i in arrays)
+        body.append(f"            o_block[i] = {expr}")
+    else:
+        body.append("    for i in range(n):")
+        body.extend(f"        {OPERAND_NAMES[i]} = a{i}[i]" for i in arrays)
+        body.append(f"        out[i] = {expr}")
+    driver = [
+        "    n = out.shape[0]",
+        f"    end = n - n % {BLOCK}" if heavy else "    end = n",
+        "    slices = slice_count()",
+        f"    step = (-(-end // slices) + {BLOCK - 1}) // {BLOCK} * {BLOCK}",
+        f"    rows = np.empty((slices, {words}), np.int64)",
+        "    values = rows.view(np.float64)",
+        "    for s in range(slices):",
+        "        rows[s, 0] = min(s * step, end)",
+        "        rows[s, 1] = min(s * step + step, end)",
+        *fill,
+        "    run_slices(slice_kernel, rows)"]
+    if heavy:
+        driver.extend(f"    {OPERAND_NAMES[i]} = a{i}" for i, k in enumerate(kinds) if k == "s")
+        driver.append("    for i in range(end, n):")
+        driver.extend(f"        {OPERAND_NAMES[i]} = a{i}[i]" for i in arrays)
+        driver.append(f"        out[i] = {expr}")
+    return (HEADER + "from dynagrad.kernels.worker_pool import pointer, run_slices, slice_count\n\n"
+            + _decorator() + "def slice_kernel(row):\n" + "\n".join(body) + "\n\n\n"
+            + _decorator() + f"def kernel({', '.join(names)}):\n" + "\n".join(driver) + "\n")
 
 
 def reduce(init: str, combine: str, final: str, in_type: str, acc_type: str, out_type: str) -> tuple:

@@ -23,7 +23,7 @@ from ..errors import describe
 from ..kernels import cache as kernel_cache
 from ..kernels import cpu, gpu, memory
 from ..kernels.cuda_array import DeviceArray
-from ..kernels.templates import BLOCK, is_heavy
+from ..kernels.templates import BLOCK, whole_blocks_only
 from ..tensor import TENSOR_TYPES, Tensor, _new, _wrap
 from ._util import broadcast_shapes
 from .placement import common_device, host
@@ -230,8 +230,8 @@ def binary_function(op: Elementwise, fallback):
     """
     fast = op.fast
     record = op.node_cls is not None
-    # a transcendental's threaded kernel covers whole blocks: other sizes take compute's tail call
-    blocked = any(is_heavy(e) for e in op.exprs.values())
+    # a transcendental's prange kernel covers whole blocks: other sizes take compute's tail call
+    blocked = any(whole_blocks_only(e) for e in op.exprs.values())
 
     def run(a, b):
         da = a._data
@@ -316,8 +316,8 @@ def unary_function(op: Elementwise):
     as do large inputs of a transcendental that are not whole blocks (they need a tail call)."""
     fast = op.fast
     record = op.node_cls is not None
-    # a transcendental's threaded kernel covers whole blocks: other sizes take compute's tail call
-    blocked = any(is_heavy(e) for e in op.exprs.values())
+    # a transcendental's prange kernel covers whole blocks: other sizes take compute's tail call
+    blocked = any(whole_blocks_only(e) for e in op.exprs.values())
 
     def run(a):
         if type(a) not in TENSOR_TYPES:

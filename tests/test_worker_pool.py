@@ -1,0 +1,122 @@
+"""Threaded flat elementwise kernels on OpenBLAS's workers (kernels/worker_pool.py).
+
+Each threaded ("p") kernel is checked element for element against the serial ("c") kernel of the
+same expression, which the rest of the suite checks against NumPy and PyTorch: the threaded one
+must cut the work into slices and hand every operand, scalar and parameter over intact.
+"""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import dynagrad as dg
+from dynagrad import _batch_parallel
+from dynagrad.kernels import cache, cpu, templates, worker_pool
+
+pytestmark = pytest.mark.skipif(not worker_pool.AVAILABLE,
+                                reason="NumPy without its bundled OpenBLAS: no worker pool")
+
+N = cpu.PARALLEL_MIN_ELEMENTS
+
+
+def _operand(kind: str, type_name: str, n: int, rng):
+    if kind == "s":
+        return {"bool": True, "int64": np.int64(-3), "int32": np.int32(7)}.get(
+            type_name, np.dtype(type_name).type(1.75))
+    if type_name == "bool":
+        return rng.random(n) > 0.5
+    if type_name.startswith("int"):
+        return rng.integers(-50, 50, n).astype(type_name)
+    return (rng.standard_normal(n) * 3).astype(type_name)
+
+
+CASES = [  # expr, kinds, operand types, output type, params (name, type, value)
+    ("x + y", ("a", "a"), ("float32", "float32"), "float32", ()),
+    ("x * y + z", ("a", "s", "a"), ("float64", "float64", "float64"), "float64", ()),
+    ("ftanh(x)", ("a",), ("float32",), "float32", ()),  # blocked loop, tail in the driver
+    ("fgelu(x) * y", ("a", "s"), ("float64", "float64"), "float64", ()),
+    ("clamp(x, lo, hi)", ("a",), ("float32",), "float32",
+     (("lo", "float32", np.float32(-0.5)), ("hi", "float32", np.float32(0.25)))),
+    ("x * y - w", ("a", "a", "a", "s"), ("int64", "int64", "int64", "int64"), "int64", ()),
+    ("x + y", ("a", "s"), ("int32", "int32"), "int32", ()),
+    ("x != y", ("a", "s"), ("bool", "bool"), "bool", ()),
+    ("x > y", ("a", "a"), ("float32", "float32"), "bool", ()),
+]
+
+
+@pytest.mark.parametrize("extra", [0, 37, 3 * N // 2 + 5])
+@pytest.mark.parametrize("case", CASES, ids=[c[0] + "/" + c[2][0] for c in CASES])
+def test_threaded_kernel_equals_serial_kernel(case, extra):
+    expr, kinds, types, out_type, params = case
+    n = N + extra
+    rng = np.random.default_rng(extra)
+    operands = tuple(_operand(k, t, n, rng) for k, t in zip(kinds, types))
+    threaded = np.empty(n, out_type)
+    cpu.elementwise(expr, kinds, types, out_type, operands, threaded, params)
+    serial = np.empty(n, out_type)
+    key = (expr, kinds, types, out_type, "c", tuple(p[:2] for p in params))
+    cpu._build(key, expr, kinds, types, out_type, "c", params)(
+        *operands, *(p[2] for p in params), serial)
+    np.testing.assert_array_equal(threaded, serial)
+
+
+def test_slices_start_on_whole_blocks_and_cover_everything_once():
+    # an output written by nobody would keep its NaN; one written twice cannot be told apart,
+    # so the kernel adds into a copy of its own input: x + 1 from several slices
+    n = 2 * N + 3 * templates.BLOCK + 11
+    x = np.arange(n, dtype=np.float64)
+    out = np.full(n, np.nan)
+    cpu.elementwise("x + y", ("a", "s"), ("float64", "float64"), "float64", (x, 1.0), out)
+    np.testing.assert_array_equal(out, x + 1)
+
+
+def test_one_slice_while_a_batch_split_holds_blas():
+    # inside run_split OpenBLAS has one thread: the kernel runs as one slice in the caller
+    a = dg.randn(N + 7)
+    expected = (a.tanh() * 2).numpy()
+
+    def work(lo, hi):
+        return ((a.tanh() * 2).numpy() == expected).all()
+    assert all(_batch_parallel.run_split(2, work))  # the slices themselves call threaded kernels
+
+
+def test_prange_kernel_without_openblas(monkeypatch):
+    # NumPy on MKL or Accelerate has no gotoblas_pthread: threaded kernels use Numba's prange,
+    # and a transcendental's covers whole blocks, leaving the tail to its caller
+    monkeypatch.setattr(worker_pool, "AVAILABLE", False)
+    source = templates.elementwise("ftanh(x)", ("a",), ("float32",), "float32", "p")[0]
+    assert "numba.prange" in source and "run_slices" not in source
+    assert templates.whole_blocks_only("ftanh(x)") and not templates.whole_blocks_only("x + y")
+    x = np.linspace(-4, 4, N + 5, dtype=np.float32)
+    out = np.empty_like(x)
+    held = {k: cache._memory.pop(k) for k in list(cache._memory) if k[0] == "ftanh(x)"}
+    try:  # (in memory, the pooled kernels of the same keys would be found first)
+        cpu.elementwise("ftanh(x)", ("a",), ("float32",), "float32", (x,), out)
+    finally:
+        for k in [k for k in cache._memory if k[0] == "ftanh(x)"]:
+            del cache._memory[k]
+        cache._memory.update(held)
+    np.testing.assert_allclose(out, np.tanh(x.astype(np.float64)), rtol=2e-6, atol=1e-7)
+
+
+_LOAD_FROM_DISK = """
+import numpy as np, dynagrad as dg
+from dynagrad.kernels import cpu, cache_stats
+x = np.linspace(-3, 3, cpu.PARALLEL_MIN_ELEMENTS + 9).astype(np.float32)
+got = dg.tensor(x).tanh().numpy()
+err = float(np.max(np.abs(got.astype(np.float64) - np.tanh(x.astype(np.float64)))))
+print(cache_stats()["disk_loads"], cache_stats()["compiles"], err)
+"""
+
+
+def test_threaded_kernel_loads_from_disk_in_a_new_process(tmp_path):
+    # the driver reaches OpenBLAS through symbols registered in each process: a kernel compiled
+    # in one process must load and run in another, where the addresses differ
+    env = dict(os.environ, DYNAGRAD_CACHE_DIR=str(tmp_path))
+    runs = [subprocess.run([sys.executable, "-c", _LOAD_FROM_DISK], env=env, check=True,
+                           capture_output=True, text=True).stdout.split() for _ in range(2)]
+    assert int(runs[0][1]) >= 1  # the first process compiled
+    assert int(runs[1][1]) == 0 and int(runs[1][0]) >= 1  # the second only loaded
+    assert float(runs[0][2]) < 1e-6 and float(runs[1][2]) < 1e-6
