@@ -97,7 +97,7 @@ def test_in_memory_cache_counts_hits_and_specializes_little():
 
 
 def test_large_tensors_take_the_parallel_kernel():
-    n = cpu.PARALLEL_MIN_ELEMENTS
+    n = cpu.FLAT_PARALLEL_MIN_ELEMENTS
     a = dg.rand(n + 1)
     np.testing.assert_allclose((a + a).numpy(), 2 * a.numpy())
     keys = [k for k in cache._memory if k[0] == "x + y" and k[4] == "p"]
@@ -109,7 +109,7 @@ def test_blocked_parallel_kernels_cover_the_tail_and_run_in_place(extra):
     # a transcendental's threaded kernel covers whole blocks and leaves the tail to the flat
     # kernel: every element must be written once, also when the output is the input itself
     import dynagrad.nn.functional as F
-    n = cpu.PARALLEL_MIN_ELEMENTS + extra
+    n = cpu.FLAT_PARALLEL_MIN_ELEMENTS + extra
     x = np.random.default_rng(0).standard_normal(n).astype(np.float32)
     assert templates.is_heavy("ftanh(x)") and not templates.is_heavy("x + y")
     t = dg.tensor(x)
@@ -262,7 +262,7 @@ def test_large_outputs_reuse_idle_buffers_but_never_live_ones():
 
 def test_large_hot_path_outputs_stay_intact_and_strided_inputs_are_read_right():
     # tensor-tensor and unary ops on large inputs take the hot path with a pooled output
-    n = cpu.PARALLEL_MIN_ELEMENTS
+    n = cpu.FLAT_PARALLEL_MIN_ELEMENTS
     a, b = dg.rand(n) - 0.5, dg.rand(n)
     first, relu = a + b, a.relu()
     second = a * b  # may not take first's (or relu's) buffer while they live

@@ -18,7 +18,7 @@ from dynagrad.kernels import cache, cpu, templates, worker_pool
 pytestmark = pytest.mark.skipif(not worker_pool.AVAILABLE,
                                 reason="NumPy without its bundled OpenBLAS: no worker pool")
 
-N = cpu.PARALLEL_MIN_ELEMENTS
+N = cpu.FLAT_PARALLEL_MIN_ELEMENTS
 
 
 def _operand(kind: str, type_name: str, n: int, rng):
@@ -104,7 +104,7 @@ def test_prange_kernel_without_openblas(monkeypatch):
 _LOAD_FROM_DISK = """
 import numpy as np, dynagrad as dg
 from dynagrad.kernels import cpu, cache_stats
-x = np.linspace(-3, 3, cpu.PARALLEL_MIN_ELEMENTS + 9).astype(np.float32)
+x = np.linspace(-3, 3, cpu.FLAT_PARALLEL_MIN_ELEMENTS + 9).astype(np.float32)
 got = dg.tensor(x).tanh().numpy()
 err = float(np.max(np.abs(got.astype(np.float64) - np.tanh(x.astype(np.float64)))))
 print(cache_stats()["disk_loads"], cache_stats()["compiles"], err)

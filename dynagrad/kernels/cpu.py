@@ -20,11 +20,17 @@ from .cache import _memory, _stats, lookup
 
 # Below this many elements a kernel runs on one thread: waking a thread pool costs more than it
 # saves. In a training step the cost is higher than alone: after each GEMM, OpenBLAS's worker
-# busy-waits on the second core, and a threaded ReLU over 2^18 elements took 83 us there against
-# 26 alone and 58 on one thread. At 2^19 instead of 2^18, MLP b1024 steps went 6.55/6.29 ->
-# 6.07/6.04 ms and LeNet-5's 5.62/5.34 -> 5.54/5.28 (alternating processes); an op of 2^18 to
-# 2^19 elements outside such a step runs up to 2x slower.
+# busy-waits on the second core, and a threaded ReLU on Numba's pool over 2^18 elements took 83 us
+# there against 26 alone and 58 on one thread. At 2^19 instead of 2^18, MLP b1024 steps went
+# 6.55/6.29 -> 6.07/6.04 ms and LeNet-5's 5.62/5.34 -> 5.54/5.28 (alternating processes); an op
+# of 2^18 to 2^19 elements outside such a step runs up to 2x slower.
 PARALLEL_MIN_ELEMENTS = 1 << 19
+# Flat elementwise kernels run threaded on OpenBLAS's own workers (worker_pool), which take a
+# slice in about a microsecond while they spin: there, two threads beat one from 2^15 elements
+# in a loop (a+b over 2^17: 27.7 -> 11.5 us). From 2^17 MLP b1024 steps went 6.66-6.89 ->
+# 6.46-6.65 ms; 2^15 gained no more; LeNet-5, the Transformer and LSTM steps did not move. After
+# ~0.1 s idle the workers sleep, and the first op pays their wake-up (~0.1-0.2 ms on this VM).
+FLAT_PARALLEL_MIN_ELEMENTS = 1 << 17 if templates.worker_pool_available() else PARALLEL_MIN_ELEMENTS
 _PAD = tuple((None,) * k for k in range(5))
 
 
@@ -42,7 +48,7 @@ def elementwise(expr: str, kinds: tuple, types: tuple, out_type: str, operands: 
                 flat = False
                 break
     if flat:
-        layout = "p" if out.size >= PARALLEL_MIN_ELEMENTS else "c"
+        layout = "p" if out.size >= FLAT_PARALLEL_MIN_ELEMENTS else "c"
         key = (expr, kinds, types, out_type, layout, params and tuple(p[:2] for p in params))
         kernel = _memory.get(key)
         if kernel is None:

@@ -211,7 +211,7 @@ def compute(op: Elementwise, operands: tuple, params: dict | None = None, out: T
 # resolution, broadcasting and layout selection: one dict lookup finds the compiled kernel.
 
 _FAST_DTYPES = (dtypes.float32, dtypes.float64, dtypes.int64, dtypes.bool_)
-_PARALLEL_MIN = cpu.PARALLEL_MIN_ELEMENTS
+_PARALLEL_MIN = cpu.FLAT_PARALLEL_MIN_ELEMENTS
 _pooled = memory.empty
 _empty = np.empty  # (a global name: one lookup instead of two on every small op)
 _GRAD = grad_mode.GRAD_ENABLED
