@@ -13,7 +13,7 @@ import pytest
 
 import dynagrad as dg
 from dynagrad import _batch_parallel
-from dynagrad.kernels import cache, cpu, templates, worker_pool
+from dynagrad.kernels import cache, cpu, fused_update, templates, worker_pool
 
 pytestmark = pytest.mark.skipif(not worker_pool.AVAILABLE,
                                 reason="NumPy without its bundled OpenBLAS: no worker pool")
@@ -120,3 +120,37 @@ def test_threaded_kernel_loads_from_disk_in_a_new_process(tmp_path):
     assert int(runs[0][1]) >= 1  # the first process compiled
     assert int(runs[1][1]) == 0 and int(runs[1][0]) >= 1  # the second only loaded
     assert float(runs[0][2]) < 1e-6 and float(runs[1][2]) < 1e-6
+
+
+_OPTIONS = {"sgd": (True, True), "adam": (True,), "rmsprop": (True, True)}
+
+
+@pytest.mark.parametrize("family", sorted(fused_update._FAMILIES))
+def test_threaded_optimizer_update_equals_serial_update(family):
+    # every array of the update (parameter, gradient, state buffers) is cut into the same slices
+    options = _OPTIONS.get(family, ())
+    buffers, scalars, _ = fused_update._FAMILIES[family](*options)
+    n = N + 37
+    rng = np.random.default_rng(1)
+    arrays = [rng.random(n).astype(np.float32) + 0.5 for _ in range(2 + len(buffers))]
+    values = [(i % 2 == 0) if s in fused_update._FLAGS else np.float32(0.9 - 0.07 * i)
+              for i, s in enumerate(scalars)]
+    results = []
+    for target in ("cpu", "cpu-threaded"):
+        kernel = cache.lookup(("test-optim", family, target), lambda: fused_update.update_kernel(
+            family, "float32", *options, target=target))
+        work = [a.copy() for a in arrays]
+        kernel(*work, *values)
+        results.append(work)
+    for serial, threaded in zip(*results):
+        np.testing.assert_array_equal(threaded, serial)
+
+
+def test_large_parameters_update_on_the_workers():
+    w = dg.nn.Parameter(dg.randn(N))
+    opt = dg.optim.Adam([w], lr=0.1)
+    w.grad = dg.ones(N)
+    before = w.detach().numpy().copy()
+    opt.step()
+    assert any(k[:4] == ("optim", "adam", "float32", "cpu-threaded") for k in cache._memory)
+    np.testing.assert_allclose(w.detach().numpy(), before - 0.1, rtol=1e-5, atol=1e-6)

@@ -30,7 +30,8 @@ PARALLEL_MIN_ELEMENTS = 1 << 19
 # in a loop (a+b over 2^17: 27.7 -> 11.5 us). From 2^17 MLP b1024 steps went 6.66-6.89 ->
 # 6.46-6.65 ms; 2^15 gained no more; LeNet-5, the Transformer and LSTM steps did not move. After
 # ~0.1 s idle the workers sleep, and the first op pays their wake-up (~0.1-0.2 ms on this VM).
-FLAT_PARALLEL_MIN_ELEMENTS = 1 << 17 if templates.worker_pool_available() else PARALLEL_MIN_ELEMENTS
+POOLED = templates.worker_pool_available()  # whether OpenBLAS's workers run threaded flat kernels
+FLAT_PARALLEL_MIN_ELEMENTS = 1 << 17 if POOLED else PARALLEL_MIN_ELEMENTS
 _PAD = tuple((None,) * k for k in range(5))
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from numba import types
 
-from .templates import HEADER, NUMBA_TYPE
+from .templates import HEADER, NUMBA_TYPE, pooled_kernel
 
 _DECORATOR = '@numba.njit(cache=True, nogil=True, error_model="numpy")\n'
 
@@ -139,13 +139,20 @@ _FLAGS = ("first", "rectify", "mu_one")  # scalar arguments that are booleans, n
 
 def update_kernel(family: str, dtype: str, *options: bool, target: str = "cpu") -> tuple:
     """``(source, "kernel", signature, description)`` for one optimizer family, dtype and
-    options. ``target="cuda"`` wraps the same loop body in a grid-stride ``cuda.jit`` kernel."""
+    options. ``target="cuda"`` wraps the same loop body in a grid-stride ``cuda.jit`` kernel;
+    ``"cpu-threaded"`` splits it over OpenBLAS's workers (needs ``worker_pool.AVAILABLE``)."""
     buffers, scalars, body = _FAMILIES[family](*options)
     scalar_t = getattr(types, NUMBA_TYPE[dtype])
     on_gpu = target == "cuda"
     arr = types.Array(scalar_t, 1, "C")
     signature = ((arr, types.Array(scalar_t, 1, "C", readonly=not on_gpu)) + (arr,) * len(buffers)
                  + tuple(types.boolean if s in _FLAGS else scalar_t for s in scalars))
+    what = f"optim.{family}{tuple(options)} {dtype} {target}"
+    if target == "cpu-threaded":
+        args = ([(name, dtype, True) for name in ("p", "g_") + buffers]
+                + [(name, "bool" if name in _FLAGS else dtype, False) for name in scalars])
+        loop = ["    for i in range(n):"] + ["        " + line for line in body]
+        return pooled_kernel(args, loop, decorator=_DECORATOR), "kernel", signature, what
     loop = "\n".join("        " + line for line in body)
     header, decorator, indices = HEADER, _DECORATOR, "range(p.shape[0])"
     if on_gpu:
@@ -153,7 +160,7 @@ def update_kernel(family: str, dtype: str, *options: bool, target: str = "cpu") 
         indices = "range(cuda.grid(1), p.shape[0], cuda.gridsize(1))"
     src = (header + decorator + f"def kernel(p, g_, {', '.join(buffers + scalars)}):\n"
            f"    for i in {indices}:\n{loop}\n")
-    return src, "kernel", signature, f"optim.{family}{tuple(options)} {dtype} {target}"
+    return src, "kernel", signature, what
 
 
 _CUDA_HEADER = "import math\nfrom numba import cuda\n\n"

@@ -75,7 +75,7 @@ def elementwise(expr: str, kinds: tuple, in_types: tuple, out_type: str, layout:
     names = args + [p for p, _ in params] + ["out"]
     what = f"elementwise[{expr}] {in_types}->{out_type} layout={layout}"
     if layout == "p" and worker_pool_available():
-        source = _pooled_elementwise(expr, kinds, in_types, out_type, params, names)
+        source = _pooled_elementwise(expr, kinds, in_types, out_type, params)
         return source, "kernel", signature, what
     body = []
     for i, k in enumerate(kinds):
@@ -154,73 +154,86 @@ def _np_dtype(type_name: str) -> str:
     return "np.bool_" if type_name == "bool" else f"np.{type_name}"
 
 
-def _pooled_elementwise(expr: str, kinds: tuple, in_types: tuple, out_type: str, params: tuple,
-                        names: list) -> str:
-    """Source of a threaded flat kernel on OpenBLAS's workers (see ``worker_pool``): the driver
-    ``kernel`` writes one row of words per slice, [start, stop, out, operands..., params...]
-    (arrays by address, scalars by value), and ``slice_kernel`` computes elements [start, stop)
-    of one row. Slices start at multiples of ``BLOCK`` elements."""
-    words = 3 + len(kinds) + len(params)
-    itemsize = {t: np.dtype(t).itemsize for t in (*in_types, out_type)}
+# names the driver and slice kernel of ``pooled_kernel`` use themselves
+_POOLED_LOCALS = frozenset(("row", "words", "values", "start", "n", "end", "slices", "step",
+                            "rows", "s"))
+
+
+def pooled_kernel(args: list, slice_loop: list, blocked: bool = False, tail: list = (),
+                  decorator: str | None = None) -> str:
+    """Source of a threaded flat kernel on OpenBLAS's workers (see ``worker_pool``).
+
+    ``args`` are the kernel's ``(name, type, is_array)`` in argument order: 1-D contiguous arrays
+    of one length, and scalars. The driver ``kernel(*args)`` writes one row of words per slice,
+    [start, stop, each argument (arrays by address, scalars by value)], and ``slice_kernel``
+    runs ``slice_loop`` (lines indented 4) with every argument under its own name, arrays as views
+    of the slice's ``n`` elements. Slices start at multiples of ``BLOCK``; with ``blocked`` they
+    cover whole blocks only and the driver then runs ``tail`` over ``range(end, n)``. Both
+    functions take ``decorator`` (default: the elementwise kernels' flags).
+    """
+    clash = _POOLED_LOCALS.intersection(name for name, _, _ in args)
+    if clash:
+        raise ValueError(f"pooled_kernel: argument names {sorted(clash)} are the kernel's own")
+    words = 2 + len(args)
+    first_array = next(name for name, _, is_array in args if is_array)
     body = [f"    words = numba.carray(row, {words}, np.int64)",
             f"    values = numba.carray(row, {words}, np.float64)",
             "    start = words[0]",
-            "    n = words[1] - start",
-            f"    out = numba.carray(pointer(words[2] + start * {itemsize[out_type]}), n, "
-            f"{_np_dtype(out_type)})"]
-    fill = [f"        rows[s, 2] = out.ctypes.data"]
-    arrays = []
-    for i, (k, t) in enumerate(zip(kinds, in_types)):
-        if k == "a":
-            arrays.append(i)
-            body.append(f"    a{i} = numba.carray(pointer(words[{3 + i}] + start * "
-                        f"{itemsize[t]}), n, {_np_dtype(t)})")
-            fill.append(f"        rows[s, {3 + i}] = a{i}.ctypes.data")
+            "    n = words[1] - start"]
+    fill = []
+    for word, (name, type_name, is_array) in enumerate(args, start=2):
+        if is_array:
+            body.append(f"    {name} = numba.carray(pointer(words[{word}] + start * "
+                        f"{np.dtype(type_name).itemsize}), n, {_np_dtype(type_name)})")
+            fill.append(f"        rows[s, {word}] = {name}.ctypes.data")
         else:
-            body.append(f"    {OPERAND_NAMES[i]} = {_scalar_word(t, 3 + i)}")
-            fill.append(f"        {'values' if t.startswith('float') else 'rows'}[s, {3 + i}] = a{i}")
-    for j, (name, t) in enumerate(params):
-        word = 3 + len(kinds) + j
-        body.append(f"    {name} = {_scalar_word(t, word)}")
-        fill.append(f"        {'values' if t.startswith('float') else 'rows'}[s, {word}] = {name}")
-    heavy = is_heavy(expr)
-    if heavy:
-        # whole blocks of BLOCK elements: a fixed trip count lets LLVM run several vectors per
-        # iteration, which hides memory latency behind the long dependency chain of a
-        # transcendental (tanh at 1M elements, one thread: 476 -> 420 us); the block views keep
-        # the loop free of index arithmetic. The driver computes the last n % BLOCK elements
-        # (in the slice kernel, a second inlined copy of the expression trips a Numba warning).
-        body.append(f"    for b in range(n // {BLOCK}):")
-        body.append(f"        first = b * {BLOCK}")
-        body.extend(f"        b{i} = a{i}[first:first + {BLOCK}]" for i in arrays)
-        body.append(f"        o_block = out[first:first + {BLOCK}]")
-        body.append(f"        for i in range({BLOCK}):")
-        body.extend(f"            {OPERAND_NAMES[i]} = b{i}[i]" for i in arrays)
-        body.append(f"            o_block[i] = {expr}")
-    else:
-        body.append("    for i in range(n):")
-        body.extend(f"        {OPERAND_NAMES[i]} = a{i}[i]" for i in arrays)
-        body.append(f"        out[i] = {expr}")
-    driver = [
-        "    n = out.shape[0]",
-        f"    end = n - n % {BLOCK}" if heavy else "    end = n",
-        "    slices = slice_count()",
-        f"    step = (-(-end // slices) + {BLOCK - 1}) // {BLOCK} * {BLOCK}",
-        f"    rows = np.empty((slices, {words}), np.int64)",
-        "    values = rows.view(np.float64)",
-        "    for s in range(slices):",
-        "        rows[s, 0] = min(s * step, end)",
-        "        rows[s, 1] = min(s * step + step, end)",
-        *fill,
-        "    run_slices(slice_kernel, rows)"]
-    if heavy:
-        driver.extend(f"    {OPERAND_NAMES[i]} = a{i}" for i, k in enumerate(kinds) if k == "s")
-        driver.append("    for i in range(end, n):")
-        driver.extend(f"        {OPERAND_NAMES[i]} = a{i}[i]" for i in arrays)
-        driver.append(f"        out[i] = {expr}")
+            body.append(f"    {name} = {_scalar_word(type_name, word)}")
+            store = "values" if type_name.startswith("float") else "rows"
+            fill.append(f"        {store}[s, {word}] = {name}")
+    driver = [f"    n = {first_array}.shape[0]",
+              f"    end = n - n % {BLOCK}" if blocked else "    end = n",
+              "    slices = slice_count()",
+              f"    step = (-(-end // slices) + {BLOCK - 1}) // {BLOCK} * {BLOCK}",
+              f"    rows = np.empty((slices, {words}), np.int64)",
+              "    values = rows.view(np.float64)",
+              "    for s in range(slices):",
+              "        rows[s, 0] = min(s * step, end)",
+              "        rows[s, 1] = min(s * step + step, end)",
+              *fill,
+              "    run_slices(slice_kernel, rows)",
+              *(tail if blocked else ())]
+    names = ", ".join(name for name, _, _ in args)
+    decorator = decorator or _decorator()
     return (HEADER + "from dynagrad.kernels.worker_pool import pointer, run_slices, slice_count\n\n"
-            + _decorator() + "def slice_kernel(row):\n" + "\n".join(body) + "\n\n\n"
-            + _decorator() + f"def kernel({', '.join(names)}):\n" + "\n".join(driver) + "\n")
+            + decorator + "def slice_kernel(row):\n" + "\n".join(body + slice_loop)
+            + "\n\n\n" + decorator + f"def kernel({names}):\n" + "\n".join(driver) + "\n")
+
+
+def _pooled_elementwise(expr: str, kinds: tuple, in_types: tuple, out_type: str,
+                        params: tuple) -> str:
+    """``elementwise``'s threaded flat kernel on OpenBLAS's workers."""
+    args = [(f"a{i}", t, k == "a") for i, (k, t) in enumerate(zip(kinds, in_types))]
+    args += [(name, t, False) for name, t in params] + [("out", out_type, True)]
+    arrays = [i for i, k in enumerate(kinds) if k == "a"]
+    scalars = [f"    {OPERAND_NAMES[i]} = a{i}" for i, k in enumerate(kinds) if k == "s"]
+    elements = ["    for i in range(end, n):" if is_heavy(expr) else "    for i in range(n):",
+                *(f"        {OPERAND_NAMES[i]} = a{i}[i]" for i in arrays),
+                f"        out[i] = {expr}"]
+    if not is_heavy(expr):
+        return pooled_kernel(args, scalars + elements)
+    # whole blocks of BLOCK elements: a fixed trip count lets LLVM run several vectors per
+    # iteration, which hides memory latency behind the long dependency chain of a transcendental
+    # (tanh at 1M elements, one thread: 476 -> 420 us); the block views keep the loop free of
+    # index arithmetic. The driver computes the last n % BLOCK elements (a second inlined copy of
+    # the expression in the slice kernel trips a Numba warning).
+    blocks = [f"    for block in range(n // {BLOCK}):",
+              f"        first = block * {BLOCK}",
+              *(f"        b{i} = a{i}[first:first + {BLOCK}]" for i in arrays),
+              f"        o_block = out[first:first + {BLOCK}]",
+              f"        for i in range({BLOCK}):",
+              *(f"            {OPERAND_NAMES[i]} = b{i}[i]" for i in arrays),
+              f"            o_block[i] = {expr}"]
+    return pooled_kernel(args, scalars + blocks, blocked=True, tail=scalars + elements)
 
 
 def reduce(init: str, combine: str, final: str, in_type: str, acc_type: str, out_type: str) -> tuple:

@@ -30,6 +30,7 @@ import numpy as np
 from .. import dtypes
 from ..autograd import enable_grad, no_grad
 from ..kernels import cache as _kcache
+from ..kernels import cpu as _cpu
 from ..kernels.fused_update import update_kernel
 from ..ops.placement import contiguous, full_like_array, host
 from ..tensor import Tensor, _wrap, reset_grads
@@ -324,14 +325,18 @@ def launch(family: str, options: tuple, p: Tensor, buffers: tuple, *scalars) -> 
     if p.is_cuda:
         _launch_cuda(family, options, dt, p, buffers, scalars)
         return
-    key = ("optim", family, dt) + options
+    data = p._data
+    # a large parameter's update runs threaded, on OpenBLAS's workers (as elementwise ops do)
+    target = "cpu-threaded" if _cpu.POOLED and data.size >= _cpu.FLAT_PARALLEL_MIN_ELEMENTS \
+        else "cpu"
+    key = ("optim", family, dt) + options if target == "cpu" else \
+        ("optim", family, dt, target) + options
     kernel = _kcache._memory.get(key)
     if kernel is None:
-        kernel = _kcache.lookup(key, lambda: update_kernel(family, dt, *options))
+        kernel = _kcache.lookup(key, lambda: update_kernel(family, dt, *options, target=target))
     g = p._grad._data
     if not g.flags.c_contiguous:
         g = np.ascontiguousarray(g)
-    data = p._data
     bufs = [b._data.reshape(-1) for b in buffers]
     if data.flags.c_contiguous:
         kernel(data.reshape(-1), g.reshape(-1), *bufs, *scalars)
