@@ -154,3 +154,39 @@ def test_large_parameters_update_on_the_workers():
     opt.step()
     assert any(k[:4] == ("optim", "adam", "float32", "cpu-threaded") for k in cache._memory)
     np.testing.assert_allclose(w.detach().numpy(), before - 0.1, rtol=1e-5, atol=1e-6)
+
+
+def test_concurrent_callers_get_right_results():
+    # several Python threads hand slices to the same few OpenBLAS workers at once (each driver
+    # releases the GIL): every caller must get its own, complete result
+    import threading
+    x = np.linspace(-3, 3, N + 11).astype(np.float32)
+    expected = dg.tensor(x).tanh().numpy()
+    failures = []
+
+    def caller(k: int) -> None:
+        t = dg.tensor(x * 1.0)
+        for _ in range(20):
+            if not np.array_equal((t.tanh() + k).numpy() - k, expected + np.float32(k) - k):
+                failures.append(k)
+    threads = [threading.Thread(target=caller, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert not any(t.is_alive() for t in threads) and not failures
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_forked_child_runs_threaded_kernels():
+    # DataLoader workers are forked: OpenBLAS restarts its workers in the child on first use
+    import multiprocessing
+    x = dg.tensor(np.linspace(-3, 3, N + 11).astype(np.float32))
+    expected = x.tanh().numpy()  # the parent's workers are running
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        got = pool.apply(_tanh_in_child, (x.numpy(),))
+    np.testing.assert_array_equal(got, expected)
+
+
+def _tanh_in_child(x: np.ndarray) -> np.ndarray:
+    return dg.tensor(x).tanh().numpy()
