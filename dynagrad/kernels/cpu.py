@@ -117,7 +117,7 @@ def reduce_axis(x: np.ndarray, dim: int, kind: tuple, out_dtype) -> np.ndarray:
     """
     x3 = _three_d(x, dim)
     out = np.empty((x3.shape[0], x3.shape[2]), out_dtype)
-    reduce_kernel(kind, _tname(x.dtype), _tname(out.dtype))(x3, out)
+    reduce_kernel(kind, type_name(x.dtype), type_name(out.dtype))(x3, out)
     return out.reshape(x.shape[:dim] + x.shape[dim + 1:])
 
 
@@ -136,7 +136,7 @@ def threaded_total(flat: np.ndarray, combine: str = "acc += v") -> float:
     """The float64 total of a large contiguous 1-D float array (its size a multiple of
     ``TOTAL_CHUNKS``): ``combine`` adds each ``v``'s contribution to ``acc`` (``"acc += v"`` for
     a sum), over rows in parallel, then the rows' partial totals are summed."""
-    kernel = reduce_rows_kernel(("0", combine, "acc", "float64"), _tname(flat.dtype), "float64")
+    kernel = reduce_rows_kernel(("0", combine, "acc", "float64"), type_name(flat.dtype), "float64")
     partial = np.empty(TOTAL_CHUNKS, np.float64)
     kernel(flat.reshape(TOTAL_CHUNKS, -1), partial)
     return float(partial.sum())
@@ -152,8 +152,8 @@ def reduce_kernel(kind: tuple, in_name: str, out_name: str):
 def arg_reduce_axis(x: np.ndarray, dim: int, better: str) -> np.ndarray:
     x3 = _three_d(x, dim)
     out = np.empty((x3.shape[0], x3.shape[2]), np.int64)
-    key = ("arg_reduce", better, _tname(x.dtype))
-    kernel = lookup(key, lambda: templates.arg_reduce(better, _tname(x.dtype)))
+    key = ("arg_reduce", better, type_name(x.dtype))
+    kernel = lookup(key, lambda: templates.arg_reduce(better, type_name(x.dtype)))
     kernel(x3, out)
     return out.reshape(x.shape[:dim] + x.shape[dim + 1:])
 
@@ -161,8 +161,8 @@ def arg_reduce_axis(x: np.ndarray, dim: int, better: str) -> np.ndarray:
 def scan_axis(x: np.ndarray, dim: int, combine: str) -> np.ndarray:
     x3 = _three_d(x, dim)
     out = np.empty_like(x3)
-    key = ("scan", combine, _tname(x.dtype))
-    kernel = lookup(key, lambda: templates.scan(combine, _tname(x.dtype)))
+    key = ("scan", combine, type_name(x.dtype))
+    kernel = lookup(key, lambda: templates.scan(combine, type_name(x.dtype)))
     kernel(x3, out)
     return out.reshape(x.shape)
 
@@ -170,7 +170,7 @@ def scan_axis(x: np.ndarray, dim: int, combine: str) -> np.ndarray:
 _TYPE_NAMES: dict = {}
 
 
-def _tname(d: np.dtype) -> str:
+def type_name(d: np.dtype) -> str:
     """Kernel type name of a NumPy dtype (memoised: ``np.dtype.name`` is slow on a hot path)."""
     name = _TYPE_NAMES.get(d)
     if name is None:
@@ -179,8 +179,8 @@ def _tname(d: np.dtype) -> str:
 
 
 def _indexed(name: str, builder, dtype: np.dtype, *extra):
-    key = (name, _tname(dtype)) + extra
-    return lookup(key, lambda: builder(_tname(dtype), *extra))
+    key = (name, type_name(dtype)) + extra
+    return lookup(key, lambda: builder(type_name(dtype), *extra))
 
 
 def gather3(x3: np.ndarray, index3: np.ndarray) -> np.ndarray:

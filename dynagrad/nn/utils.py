@@ -46,7 +46,7 @@ def _sum_of_squares(arr: np.ndarray) -> float:
     if flat.size >= cpu.PARALLEL_MIN_ELEMENTS and flat.size % cpu.TOTAL_CHUNKS == 0:
         return cpu.threaded_total(flat, _SQUARES)
     out = np.empty((1, 1), np.float64)
-    cpu.reduce_kernel(("0", _SQUARES, "acc", "float64"), flat.dtype.name, "float64")(
+    cpu.reduce_kernel(("0", _SQUARES, "acc", "float64"), cpu.type_name(flat.dtype), "float64")(
         flat.reshape(1, -1, 1), out)
     return float(out[0, 0])
 

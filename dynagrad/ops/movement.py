@@ -57,7 +57,7 @@ def copy_array(src: np.ndarray, dst: np.ndarray) -> None:
     if src.dtype != dst.dtype or src.dtype == np.float16:
         np.copyto(dst, src, casting="unsafe")
         return
-    t = "bool" if src.dtype == np.bool_ else src.dtype.name
+    t = cpu.type_name(src.dtype)
     if src.ndim == 0:
         src = src.reshape(1)
     cpu.elementwise("x", ("a",), (t,), t, (src,), dst)

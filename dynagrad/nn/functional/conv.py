@@ -31,6 +31,7 @@ from ...autograd.function import Node, record
 from ...errors import describe
 from ...kernels import memory, nn_conv
 from ...kernels.cache import _memory, lookup
+from ...kernels.cpu import type_name
 from ...tensor import Tensor, _wrap
 from ._placement import any_cuda
 from .conv_composite import (conv_composite, conv_transpose_composite, fold_composite,
@@ -147,7 +148,7 @@ def _forward(x5: np.ndarray, w3: np.ndarray, geom: _Geom, keep: bool = False,
     g, og, cgk = w3.shape
     L = math.prod(geom.out)
     out = np.empty((n_, g * og, L), x5.dtype)
-    im2col = _kernel("im2col", x5.dtype.name)  # looked up here: workers must not compile
+    im2col = _kernel("im2col", type_name(x5.dtype))  # looked up here: workers must not compile
     rows = c * geom.taps
     nc = _chunk(n_, rows * L, x5.itemsize)
     kept = None
@@ -187,7 +188,7 @@ def _backward(x5, g3: np.ndarray, w3: np.ndarray, geom: _Geom, in_shape: tuple,
     dt = g3.dtype
     rows = c * geom.taps
     nc = _chunk(n_, rows * L, dt.itemsize)
-    im2col, col2im = _kernel("im2col", dt.name), _kernel("col2im", dt.name)
+    im2col, col2im = _kernel("im2col", type_name(dt)), _kernel("col2im", type_name(dt))
     gx = np.empty(in_shape, dt) if want_input else None  # each slice zeroes its own samples
     wt = np.ascontiguousarray(w3.transpose(0, 2, 1)) if want_input else None
     ones = np.ones(L, dt) if want_bias else None
@@ -516,14 +517,14 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
 def _im2col_blocks(x5: np.ndarray, geom: _Geom) -> np.ndarray:
     """The ``(N, C * taps, L)`` sliding blocks of ``x5``."""
     cols = np.empty((x5.shape[0], x5.shape[1] * geom.taps, math.prod(geom.out)), x5.dtype)
-    _kernel("im2col", x5.dtype.name)(x5, geom.arr, cols)
+    _kernel("im2col", type_name(x5.dtype))(x5, geom.arr, cols)
     return cols
 
 
 def _col2im_blocks(blocks: np.ndarray, geom: _Geom, shape5: tuple) -> np.ndarray:
     """Sum ``(N, C * taps, L)`` blocks into a zero array of ``shape5``."""
     out = np.zeros(shape5, blocks.dtype)
-    _kernel("col2im", blocks.dtype.name)(np.ascontiguousarray(blocks), geom.arr, out)
+    _kernel("col2im", type_name(blocks.dtype))(np.ascontiguousarray(blocks), geom.arr, out)
     return out
 
 

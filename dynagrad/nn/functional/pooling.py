@@ -23,6 +23,7 @@ from ...autograd import grad_mode
 from ...autograd.function import Node, record
 from ...dtypes import int64
 from ...errors import describe
+from ...kernels.cpu import type_name
 from ...tensor import Tensor, _wrap
 from .conv import _float_array, _kernel, _no_double_backward, _tuple
 from .conv_composite import avg_pool_composite, clamped_taps, max_pool_composite
@@ -132,7 +133,7 @@ class MaxPoolBackward(Node):
         gd = np.ascontiguousarray(g._data).reshape(self.idx.shape[0], -1)
         idx = self.idx.reshape(gd.shape)
         gx = np.empty((self.idx.shape[0], self.plane), gd.dtype)
-        kernel = _kernel("max_pool_backward", gd.dtype.name)
+        kernel = _kernel("max_pool_backward", type_name(gd.dtype))
 
         def planes(lo: int, hi: int) -> None:
             gx[lo:hi] = 0  # the kernel adds into it
@@ -160,11 +161,11 @@ def _max_pool(op: str, x, hs, hk, ws, wk, dh: int, dw: int, planes, lead, out_sp
     idx = np.empty(out.shape, np.int64)
     split = planes.size >= SPLIT_MIN_ELEMENTS
     if pairs:
-        pair_kernel = _kernel("max_pool_2x2", planes.dtype.name)
+        pair_kernel = _kernel("max_pool_2x2", type_name(planes.dtype))
         run_split(b, lambda lo, hi: pair_kernel(planes[lo:hi], out[lo:hi], idx[lo:hi]),
                   split=split)
     else:
-        kernel = _kernel("max_pool", planes.dtype.name)
+        kernel = _kernel("max_pool", type_name(planes.dtype))
         run_split(b, lambda lo, hi: kernel(planes[lo:hi], hs, hk, ws, wk, dh, dw, out[lo:hi],
                                            idx[lo:hi]), split=split)
     res = _wrap(out.reshape(lead + out_sp), x.dtype)
@@ -230,7 +231,7 @@ class AvgPoolBackward(Node):
         hs, hk, ws, wk, scale = self.windows
         gd = np.ascontiguousarray(g._data).reshape(-1, hs.shape[0], ws.shape[0])
         gx = np.zeros((gd.shape[0],) + self.plane, gd.dtype)
-        _kernel("avg_pool_backward", gd.dtype.name)(gd, hs, hk, ws, wk, scale, gx)
+        _kernel("avg_pool_backward", type_name(gd.dtype))(gd, hs, hk, ws, wk, scale, gx)
         return (_wrap(gx.reshape(self.in_shape), g.dtype),)
 
 
@@ -246,7 +247,7 @@ def _avg_pool(op: str, x, windows, planes, lead, out_sp) -> Tensor:
         return avg_pool_composite(planes, clamped_taps(hs, hk), hk, clamped_taps(ws, wk), wk,
                                   scale).reshape(lead + out_sp)
     out = np.empty((planes.shape[0], hs.shape[0], ws.shape[0]), planes.dtype)
-    _kernel("avg_pool", planes.dtype.name)(planes, hs, hk, ws, wk, scale, out)
+    _kernel("avg_pool", type_name(planes.dtype))(planes, hs, hk, ws, wk, scale, out)
     res = _wrap(out.reshape(lead + out_sp), x.dtype)
     if x._requires_grad and grad_mode.GRAD_ENABLED[0]:
         node = _AVG_NODES[op]()
