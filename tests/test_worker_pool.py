@@ -190,3 +190,26 @@ def test_forked_child_runs_threaded_kernels():
 
 def _tanh_in_child(x: np.ndarray) -> np.ndarray:
     return dg.tensor(x).tanh().numpy()
+
+
+@pytest.mark.parametrize("rows, cols, dtype", [(N // 100 + 3, 100, np.float32),
+                                               (3, N // 2 + 7, np.float64),
+                                               (N + 5, 1, np.float32), (N // 63, 63, np.float64)])
+def test_add_rows_adds_the_vector_to_every_row(rows, cols, dtype):
+    # slices start at multiples of BLOCK elements, so they start and end inside rows
+    rng = np.random.default_rng(rows)
+    out = rng.standard_normal((rows, cols)).astype(dtype)
+    v = rng.standard_normal(2 * cols).astype(dtype)[::2]  # a strided vector is copied first
+    expected = out + v
+    cpu.add_rows(out, v)
+    np.testing.assert_array_equal(out, expected)
+
+
+def test_large_linear_adds_its_bias_on_the_workers():
+    import dynagrad.nn.functional as F
+    rng = np.random.default_rng(3)
+    x, w, b = (rng.standard_normal(s).astype(np.float32) for s in ((512, 64), (300, 64), (300,)))
+    got = F.linear(dg.tensor(x), dg.tensor(w), dg.tensor(b)).numpy()
+    assert ("add_rows", "float32") in cache._memory
+    np.testing.assert_allclose(got, x.astype(np.float64) @ w.T.astype(np.float64) + b,
+                               rtol=1e-4, atol=1e-4)

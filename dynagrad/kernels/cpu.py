@@ -85,6 +85,15 @@ def _blocked(kernel, key, args, out) -> None:
              out[whole:])
 
 
+def add_rows(out: np.ndarray, v: np.ndarray) -> None:
+    """``out += v`` for a C-contiguous 2-D ``out`` and a ``(out.shape[1],)`` ``v`` of its dtype,
+    threaded on OpenBLAS's workers (only where ``POOLED``)."""
+    name = type_name(out.dtype)
+    key = ("add_rows", name)
+    kernel = _memory.get(key) or lookup(key, lambda: templates.add_rows(name))
+    kernel(out.reshape(-1), np.ascontiguousarray(v))
+
+
 def _strided(kernel, operands, kinds, out, param_values) -> None:
     nd = out.ndim
     if nd > 4:  # peel leading dimensions until four remain

@@ -149,8 +149,8 @@ def update_kernel(family: str, dtype: str, *options: bool, target: str = "cpu") 
                  + tuple(types.boolean if s in _FLAGS else scalar_t for s in scalars))
     what = f"optim.{family}{tuple(options)} {dtype} {target}"
     if target == "cpu-threaded":
-        args = ([(name, dtype, True) for name in ("p", "g_") + buffers]
-                + [(name, "bool" if name in _FLAGS else dtype, False) for name in scalars])
+        args = ([(name, dtype, "slice") for name in ("p", "g_") + buffers]
+                + [(name, "bool" if name in _FLAGS else dtype, "scalar") for name in scalars])
         loop = ["    for i in range(n):"] + ["        " + line for line in body]
         return pooled_kernel(args, loop, decorator=_DECORATOR), "kernel", signature, what
     loop = "\n".join("        " + line for line in body)

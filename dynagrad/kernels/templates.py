@@ -163,38 +163,46 @@ def pooled_kernel(args: list, slice_loop: list, blocked: bool = False, tail: lis
                   decorator: str | None = None) -> str:
     """Source of a threaded flat kernel on OpenBLAS's workers (see ``worker_pool``).
 
-    ``args`` are the kernel's ``(name, type, is_array)`` in argument order: 1-D contiguous arrays
-    of one length, and scalars. The driver ``kernel(*args)`` writes one row of words per slice,
-    [start, stop, each argument (arrays by address, scalars by value)], and ``slice_kernel``
-    runs ``slice_loop`` (lines indented 4) with every argument under its own name, arrays as views
-    of the slice's ``n`` elements. Slices start at multiples of ``BLOCK``; with ``blocked`` they
-    cover whole blocks only and the driver then runs ``tail`` over ``range(end, n)``. Both
-    functions take ``decorator`` (default: the elementwise kernels' flags).
+    ``args`` are the kernel's ``(name, type, kind)`` in argument order, kind ``"slice"`` (1-D
+    contiguous arrays of one length, which the slices share out), ``"whole"`` (a 1-D contiguous
+    array every slice reads whole) or ``"scalar"``. The driver ``kernel(*args)`` writes one row
+    of int64 words per slice, [start, stop, each argument (arrays by address, a whole array's
+    length after it, scalars by value)], and ``slice_kernel`` runs ``slice_loop`` (lines indented
+    4) with every argument under its own name, sliced arrays as views of the slice's ``n``
+    elements from ``start``. Slices start at multiples of ``BLOCK``; with ``blocked`` they cover
+    whole blocks only and the driver then runs ``tail`` over ``range(end, n)``. Both functions
+    take ``decorator`` (default: the elementwise kernels' flags).
     """
     clash = _POOLED_LOCALS.intersection(name for name, _, _ in args)
     if clash:
         raise ValueError(f"pooled_kernel: argument names {sorted(clash)} are the kernel's own")
-    words = 2 + len(args)
-    first_array = next(name for name, _, is_array in args if is_array)
-    body = [f"    words = numba.carray(row, {words}, np.int64)",
-            f"    values = numba.carray(row, {words}, np.float64)",
-            "    start = words[0]",
-            "    n = words[1] - start"]
-    fill = []
-    for word, (name, type_name, is_array) in enumerate(args, start=2):
-        if is_array:
+    body, fill, word = [], [], 2
+    for name, type_name, kind in args:
+        if kind == "scalar":
+            body.append(f"    {name} = {_scalar_word(type_name, word)}")
+            store = "values" if type_name.startswith("float") else "rows"
+            fill.append(f"        {store}[s, {word}] = {name}")
+        elif kind == "slice":
             body.append(f"    {name} = numba.carray(pointer(words[{word}] + start * "
                         f"{np.dtype(type_name).itemsize}), n, {_np_dtype(type_name)})")
             fill.append(f"        rows[s, {word}] = {name}.ctypes.data")
         else:
-            body.append(f"    {name} = {_scalar_word(type_name, word)}")
-            store = "values" if type_name.startswith("float") else "rows"
-            fill.append(f"        {store}[s, {word}] = {name}")
-    driver = [f"    n = {first_array}.shape[0]",
+            body.append(f"    {name} = numba.carray(pointer(words[{word}]), words[{word + 1}], "
+                        f"{_np_dtype(type_name)})")
+            fill.append(f"        rows[s, {word}] = {name}.ctypes.data")
+            word += 1
+            fill.append(f"        rows[s, {word}] = {name}.shape[0]")
+        word += 1
+    first_sliced = next(name for name, _, kind in args if kind == "slice")
+    head = [f"    words = numba.carray(row, {word}, np.int64)",
+            f"    values = numba.carray(row, {word}, np.float64)",
+            "    start = words[0]",
+            "    n = words[1] - start"]
+    driver = [f"    n = {first_sliced}.shape[0]",
               f"    end = n - n % {BLOCK}" if blocked else "    end = n",
               "    slices = slice_count()",
               f"    step = (-(-end // slices) + {BLOCK - 1}) // {BLOCK} * {BLOCK}",
-              f"    rows = np.empty((slices, {words}), np.int64)",
+              f"    rows = np.empty((slices, {word}), np.int64)",
               "    values = rows.view(np.float64)",
               "    for s in range(slices):",
               "        rows[s, 0] = min(s * step, end)",
@@ -205,15 +213,16 @@ def pooled_kernel(args: list, slice_loop: list, blocked: bool = False, tail: lis
     names = ", ".join(name for name, _, _ in args)
     decorator = decorator or _decorator()
     return (HEADER + "from dynagrad.kernels.worker_pool import pointer, run_slices, slice_count\n\n"
-            + decorator + "def slice_kernel(row):\n" + "\n".join(body + slice_loop)
+            + decorator + "def slice_kernel(row):\n" + "\n".join(head + body + slice_loop)
             + "\n\n\n" + decorator + f"def kernel({names}):\n" + "\n".join(driver) + "\n")
 
 
 def _pooled_elementwise(expr: str, kinds: tuple, in_types: tuple, out_type: str,
                         params: tuple) -> str:
     """``elementwise``'s threaded flat kernel on OpenBLAS's workers."""
-    args = [(f"a{i}", t, k == "a") for i, (k, t) in enumerate(zip(kinds, in_types))]
-    args += [(name, t, False) for name, t in params] + [("out", out_type, True)]
+    args = [(f"a{i}", t, "slice" if k == "a" else "scalar")
+            for i, (k, t) in enumerate(zip(kinds, in_types))]
+    args += [(name, t, "scalar") for name, t in params] + [("out", out_type, "slice")]
     arrays = [i for i, k in enumerate(kinds) if k == "a"]
     scalars = [f"    {OPERAND_NAMES[i]} = a{i}" for i, k in enumerate(kinds) if k == "s"]
     elements = ["    for i in range(end, n):" if is_heavy(expr) else "    for i in range(n):",
@@ -234,6 +243,26 @@ def _pooled_elementwise(expr: str, kinds: tuple, in_types: tuple, out_type: str,
               *(f"            {OPERAND_NAMES[i]} = b{i}[i]" for i in arrays),
               f"            o_block[i] = {expr}"]
     return pooled_kernel(args, scalars + blocks, blocked=True, tail=scalars + elements)
+
+
+def add_rows(dtype: str) -> tuple:
+    """``out[r, :] += v`` for every row ``r`` of a C-contiguous ``(R, C)`` array (passed flat) and
+    a ``(C,)`` vector: a bias add, threaded on OpenBLAS's workers (needs
+    ``worker_pool_available()``). A slice may start and end inside a row."""
+    loop = ["    cols = v.shape[0]",
+            "    col = start % cols",
+            "    i = 0",
+            "    while i < n:",
+            "        m = min(cols - col, n - i)",
+            "        o = out[i:i + m]",
+            "        b = v[col:col + m]",
+            "        for j in range(m):",
+            "            o[j] += b[j]",
+            "        i += m",
+            "        col = 0"]
+    source = pooled_kernel([("out", dtype, "slice"), ("v", dtype, "whole")], loop)
+    signature = _sig(_arr(dtype, 1, True), _arr(dtype, 1, True, readonly=True))
+    return source, "kernel", signature, f"add_rows {dtype}"
 
 
 def reduce(init: str, combine: str, final: str, in_type: str, acc_type: str, out_type: str) -> tuple:

@@ -19,7 +19,7 @@ from ...autograd import grad_mode
 from ...autograd.function import Node, record
 from ...dtypes import float32, float64
 from ...errors import describe
-from ...kernels import memory
+from ...kernels import cpu, memory
 from ...ops.linalg import einsum, matmul
 from ...tensor import Tensor, _wrap
 from ._placement import any_cuda
@@ -112,8 +112,11 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     xd = input._data
     x2 = xd.reshape(-1, n_in)
     res = np.matmul(x2, weight._data.T, out=_product_out(x2.shape[0], n_out, x2.dtype))
-    if bias is not None:
-        res += bias._data  # the GEMM result is fresh: add in place, no temporary
+    if bias is not None:  # the GEMM result is fresh: add in place, no temporary
+        if cpu.POOLED and res.size >= cpu.FLAT_PARALLEL_MIN_ELEMENTS:
+            cpu.add_rows(res, bias._data)  # threaded (2048 x 1024 float32: 547 -> 242 us)
+        else:
+            res += bias._data
     out = _wrap(res.reshape(xd.shape[:-1] + (n_out,)), dt)
     if grad_mode.GRAD_ENABLED[0] and (input._requires_grad or weight._requires_grad
                                       or (bias is not None and bias._requires_grad)):
