@@ -187,8 +187,13 @@ def test_no_thread_spin_penalty_for_small_tensors(expr):
 _IDLE_POOL_PROBE = """
 import os, resource, time, numba, dynagrad as dg
 from dynagrad.kernels import cpu
-a = dg.rand(cpu.PARALLEL_MIN_ELEMENTS * 2)
-a.sum()  # a threaded total: starts Numba's pool
+@numba.njit(parallel=True)
+def total(x):  # what dynagrad's prange kernels run on without OpenBLAS
+    acc = 0.0
+    for i in numba.prange(x.shape[0]):
+        acc += x[i]
+    return acc
+total(dg.rand(cpu.PARALLEL_MIN_ELEMENTS * 2).numpy())  # starts Numba's pool
 time.sleep(0.05)
 before = resource.getrusage(resource.RUSAGE_SELF)
 time.sleep(0.3)

@@ -213,3 +213,26 @@ def test_large_linear_adds_its_bias_on_the_workers():
     assert ("add_rows", "float32") in cache._memory
     np.testing.assert_allclose(got, x.astype(np.float64) @ w.T.astype(np.float64) + b,
                                rtol=1e-4, atol=1e-4)
+
+
+def test_threaded_total_does_not_depend_on_the_thread_count(monkeypatch):
+    # each of the TOTAL_CHUNKS rows is folded whole by one thread: one slice or several give
+    # the same float64 total to the last bit; Numba's prange variant (no OpenBLAS) agrees
+    x = np.random.default_rng(4).standard_normal(cpu.TOTAL_CHUNKS * 40_001).astype(np.float32)
+    squares = "acc += np.float64(v) * np.float64(v)"
+    threaded = cpu.threaded_total(x, squares)
+    _batch_parallel._blas_single_threaded(True)
+    try:
+        one_slice = cpu.threaded_total(x, squares)
+    finally:
+        _batch_parallel._blas_single_threaded(False)
+    monkeypatch.setattr(worker_pool, "AVAILABLE", False)
+    source, name, signature, _ = templates.reduce_rows_parallel(
+        "0", squares, "acc", "float32", "float64", "float64")
+    assert "numba.prange" in source
+    partial = np.empty(cpu.TOTAL_CHUNKS)
+    cache.lookup(("test-prange-total", squares), lambda: (source, name, signature, "total"))(
+        x, x.size // cpu.TOTAL_CHUNKS, partial)
+    assert threaded == one_slice
+    np.testing.assert_allclose(float(partial.sum()), threaded, rtol=1e-14)
+    np.testing.assert_allclose(threaded, np.sum(x.astype(np.float64) ** 2), rtol=1e-12)

@@ -18,18 +18,19 @@ import numpy as np
 from . import templates
 from .cache import _memory, _stats, lookup
 
-# Below this many elements a kernel runs on one thread: waking a thread pool costs more than it
-# saves. In a training step the cost is higher than alone: after each GEMM, OpenBLAS's worker
-# busy-waits on the second core, and a threaded ReLU on Numba's pool over 2^18 elements took 83 us
-# there against 26 alone and 58 on one thread. At 2^19 instead of 2^18, MLP b1024 steps went
-# 6.55/6.29 -> 6.07/6.04 ms and LeNet-5's 5.62/5.34 -> 5.54/5.28 (alternating processes); an op
-# of 2^18 to 2^19 elements outside such a step runs up to 2x slower.
+# Below this many elements a kernel on Numba's pool (or split by ``run_split``) runs on one
+# thread: waking a thread pool costs more than it saves. In a training step the cost is higher
+# than alone: after each GEMM, OpenBLAS's worker busy-waits on the second core, and a threaded
+# ReLU on Numba's pool over 2^18 elements took 83 us there against 26 alone and 58 on one
+# thread. At 2^19 instead of 2^18, MLP b1024 steps went 6.55/6.29 -> 6.07/6.04 ms and LeNet-5's
+# 5.62/5.34 -> 5.54/5.28 (alternating processes).
 PARALLEL_MIN_ELEMENTS = 1 << 19
-# Flat elementwise kernels run threaded on OpenBLAS's own workers (worker_pool), which take a
-# slice in about a microsecond while they spin: there, two threads beat one from 2^15 elements
-# in a loop (a+b over 2^17: 27.7 -> 11.5 us). From 2^17 MLP b1024 steps went 6.66-6.89 ->
-# 6.46-6.65 ms; 2^15 gained no more; LeNet-5, the Transformer and LSTM steps did not move. After
-# ~0.1 s idle the workers sleep, and the first op pays their wake-up (~0.1-0.2 ms on this VM).
+# Flat kernels (elementwise, optimizer updates, bias adds, totals) run threaded on OpenBLAS's
+# own workers (worker_pool), which take a slice in about a microsecond while they spin: there,
+# two threads beat one from 2^15 elements in a loop (a+b over 2^17: 27.7 -> 11.5 us). From 2^17
+# MLP b1024 steps went 6.66-6.89 -> 6.46-6.65 ms; 2^15 gained no more; LeNet-5, the Transformer
+# and LSTM steps did not move. After ~0.1 s idle the workers sleep, and the first op pays their
+# wake-up (~0.1-0.2 ms on this VM).
 POOLED = templates.worker_pool_available()  # whether OpenBLAS's workers run threaded flat kernels
 FLAT_PARALLEL_MIN_ELEMENTS = 1 << 17 if POOLED else PARALLEL_MIN_ELEMENTS
 _PAD = tuple((None,) * k for k in range(5))
@@ -131,7 +132,8 @@ def reduce_axis(x: np.ndarray, dim: int, kind: tuple, out_dtype) -> np.ndarray:
 
 
 def reduce_rows_kernel(kind: tuple, in_name: str, out_name: str):
-    """The compiled threaded ``(O, R) -> (O,)`` fold for ``kind`` = (init, combine, final, acc)."""
+    """The compiled threaded fold ``kernel(x, width, out)`` of each ``width``-element row of the
+    flat ``x`` into ``out``, for ``kind`` = (init, combine, final, acc)."""
     init, combine, final, acc = kind
     return lookup(("reduce_rows_parallel", kind, in_name, out_name),
                   lambda: templates.reduce_rows_parallel(init, combine, final, in_name, acc,
@@ -147,7 +149,7 @@ def threaded_total(flat: np.ndarray, combine: str = "acc += v") -> float:
     a sum), over rows in parallel, then the rows' partial totals are summed."""
     kernel = reduce_rows_kernel(("0", combine, "acc", "float64"), type_name(flat.dtype), "float64")
     partial = np.empty(TOTAL_CHUNKS, np.float64)
-    kernel(flat.reshape(TOTAL_CHUNKS, -1), partial)
+    kernel(flat, flat.shape[0] // TOTAL_CHUNKS, partial)
     return float(partial.sum())
 
 

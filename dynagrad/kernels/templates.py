@@ -160,7 +160,7 @@ _POOLED_LOCALS = frozenset(("row", "words", "values", "start", "n", "end", "slic
 
 
 def pooled_kernel(args: list, slice_loop: list, blocked: bool = False, tail: list = (),
-                  decorator: str | None = None) -> str:
+                  decorator: str | None = None, align: int = BLOCK) -> str:
     """Source of a threaded flat kernel on OpenBLAS's workers (see ``worker_pool``).
 
     ``args`` are the kernel's ``(name, type, kind)`` in argument order, kind ``"slice"`` (1-D
@@ -169,9 +169,9 @@ def pooled_kernel(args: list, slice_loop: list, blocked: bool = False, tail: lis
     of int64 words per slice, [start, stop, each argument (arrays by address, a whole array's
     length after it, scalars by value)], and ``slice_kernel`` runs ``slice_loop`` (lines indented
     4) with every argument under its own name, sliced arrays as views of the slice's ``n``
-    elements from ``start``. Slices start at multiples of ``BLOCK``; with ``blocked`` they cover
-    whole blocks only and the driver then runs ``tail`` over ``range(end, n)``. Both functions
-    take ``decorator`` (default: the elementwise kernels' flags).
+    elements from ``start``. Slices start at multiples of ``align`` elements; with ``blocked``
+    they cover whole ``BLOCK``s only and the driver then runs ``tail`` over ``range(end, n)``.
+    Both functions take ``decorator`` (default: the elementwise kernels' flags).
     """
     clash = _POOLED_LOCALS.intersection(name for name, _, _ in args)
     if clash:
@@ -201,7 +201,7 @@ def pooled_kernel(args: list, slice_loop: list, blocked: bool = False, tail: lis
     driver = [f"    n = {first_sliced}.shape[0]",
               f"    end = n - n % {BLOCK}" if blocked else "    end = n",
               "    slices = slice_count()",
-              f"    step = (-(-end // slices) + {BLOCK - 1}) // {BLOCK} * {BLOCK}",
+              f"    step = (-(-end // slices) + {align - 1}) // {align} * {align}",
               f"    rows = np.empty((slices, {word}), np.int64)",
               "    values = rows.view(np.float64)",
               "    for s in range(slices):",
@@ -302,20 +302,28 @@ def kernel(x, out):
 
 def reduce_rows_parallel(init: str, combine: str, final: str, in_type: str, acc_type: str,
                          out_type: str) -> tuple:
-    """Fold each row of a contiguous ``(O, R)`` array into ``out[o]``, rows split over threads
-    (the first level of a two-level reduction of one large array)."""
+    """Fold each ``width``-element row of a flat contiguous array ``x`` into ``out[o]``, rows
+    split over threads (the first level of a two-level reduction of one large array):
+    ``kernel(x, width, out)``. Each row is folded by the same code whatever the thread count, so
+    the result does not depend on it."""
     acc_np = f"np.{acc_type}"
-    src = HEADER + _decorator(parallel=True, reassociate=True) + f"""\
-def kernel(x, out):
-    O, R = x.shape
-    for o in numba.prange(O):
-        acc = {acc_np}({init})
-        for r in range(R):
-            v = x[o, r]
-            {combine}
-        out[o] = {final}
-"""
-    sig = _sig(_arr(in_type, 2, True, True), _arr(out_type, 1, True))
+    pooled = worker_pool_available()
+    fold = ["        first = (start + o) * width" if pooled else "        first = o * width",
+            "        row = x[first:first + width]",
+            f"        acc = {acc_np}({init})",
+            "        for r in range(width):",
+            "            v = row[r]",
+            f"            {combine}",
+            f"        out[o] = {final}"]
+    if pooled:  # a slice's rows are out[start:start + n]
+        src = pooled_kernel([("x", in_type, "whole"), ("width", "int64", "scalar"),
+                             ("out", out_type, "slice")], ["    for o in range(n):"] + fold,
+                            decorator=_decorator(reassociate=True), align=1)
+    else:
+        src = (HEADER + _decorator(parallel=True, reassociate=True)
+               + "def kernel(x, width, out):\n    for o in numba.prange(out.shape[0]):\n"
+               + "\n".join(fold) + "\n")
+    sig = _sig(_arr(in_type, 1, True, True), "int64", _arr(out_type, 1, True))
     return src, "kernel", sig, f"reduce_rows_parallel[{combine}] {in_type}->{out_type}"
 
 

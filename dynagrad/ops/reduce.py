@@ -166,7 +166,7 @@ def sum(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
         dt = input.dtype
         n = d.size
         if (dt is _F32 or dt is _F64) and type(d) is np.ndarray and n and d.flags.c_contiguous:
-            if n < cpu.PARALLEL_MIN_ELEMENTS:
+            if n < cpu.FLAT_PARALLEL_MIN_ELEMENTS:
                 entry = _FULL_SUM.get(dt) or _full_sum_entry(dt)
                 res = np.empty((1, 1), entry[1])
                 entry[0](d.reshape(1, n, 1), res)  # exact types: skip Numba's dispatch
