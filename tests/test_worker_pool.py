@@ -236,3 +236,43 @@ def test_threaded_total_does_not_depend_on_the_thread_count(monkeypatch):
     assert threaded == one_slice
     np.testing.assert_allclose(float(partial.sum()), threaded, rtol=1e-14)
     np.testing.assert_allclose(threaded, np.sum(x.astype(np.float64) ** 2), rtol=1e-12)
+
+
+_WITHOUT_POOL = """
+import json, numpy as np, dynagrad as dg
+import dynagrad.nn.functional as F
+from dynagrad.kernels import cpu, worker_pool
+rng = np.random.default_rng(5)
+x = rng.standard_normal((1400, 401)).astype(np.float32)  # 2^19 and more, not whole blocks
+w = rng.standard_normal((300, 401)).astype(np.float32)
+b = rng.standard_normal(300).astype(np.float32)
+t = dg.tensor(x)
+p = dg.nn.Parameter(dg.tensor(rng.standard_normal(cpu.PARALLEL_MIN_ELEMENTS).astype(np.float32)))
+opt = dg.optim.SGD([p], lr=0.5, momentum=0.9)
+p.grad = dg.ones(cpu.PARALLEL_MIN_ELEMENTS)
+before = p.detach().numpy().copy()
+opt.step()
+print(json.dumps({"pooled": worker_pool.AVAILABLE, "threshold": cpu.FLAT_PARALLEL_MIN_ELEMENTS,
+                  "tanh": (t.tanh() * 2 + t).numpy().tolist()[0][:50],
+                  "gelu": F.gelu(t).numpy()[-1][-50:].tolist(),
+                  "linear": F.linear(t, dg.tensor(w), dg.tensor(b)).numpy()[::97, ::31].tolist(),
+                  "sum": float(dg.tensor(np.tile(x, (4, 1))).sum()),
+                  "step": (before - p.detach().numpy())[:50].tolist()}))
+"""
+
+
+def test_the_pool_can_be_switched_off_and_the_fallbacks_agree():
+    # DYNAGRAD_WORKER_POOL=0 (and NumPy without OpenBLAS) take the prange / one-thread kernels
+    import json
+    runs = {}
+    for switch in ("1", "0"):
+        env = dict(os.environ, DYNAGRAD_WORKER_POOL=switch)
+        runs[switch] = json.loads(subprocess.run([sys.executable, "-c", _WITHOUT_POOL], env=env,
+                                                 check=True, capture_output=True,
+                                                 text=True).stdout)
+    on, off = runs["1"], runs["0"]
+    assert on["pooled"] and not off["pooled"]
+    assert off["threshold"] == cpu.PARALLEL_MIN_ELEMENTS > on["threshold"]
+    for key in ("tanh", "gelu", "linear", "step"):
+        np.testing.assert_array_equal(np.array(on[key]), np.array(off[key]), err_msg=key)
+    np.testing.assert_allclose(on["sum"], off["sum"], rtol=1e-6)

@@ -18,8 +18,9 @@ Everything here is cache-safe: the driver reaches OpenBLAS through named symbols
 LLVM in every process before any kernel loads (addresses differ per process), and the slice
 kernel's C entry is built inside the driver's own module.
 
-Without NumPy's bundled OpenBLAS (``AVAILABLE`` false: NumPy on MKL or Accelerate) the templates
-fall back to Numba's ``prange`` or one thread.
+Without NumPy's bundled OpenBLAS (NumPy on MKL or Accelerate), or with ``DYNAGRAD_WORKER_POOL=0``
+in the environment, ``AVAILABLE`` is false and the templates fall back to Numba's ``prange`` or
+one thread.
 
 Example:
     >>> from dynagrad.kernels import worker_pool
@@ -29,6 +30,7 @@ Example:
 from __future__ import annotations
 
 import ctypes
+import os
 
 from llvmlite import binding, ir
 from numba import types
@@ -37,7 +39,7 @@ from numba.extending import intrinsic
 
 from .._batch_parallel import _BLAS
 
-AVAILABLE = _BLAS is not None
+AVAILABLE = _BLAS is not None and os.environ.get("DYNAGRAD_WORKER_POOL", "") != "0"
 MAX_SLICES = 64  # rows of a driver's argument block: at most this many threads share one kernel
 
 if AVAILABLE:
