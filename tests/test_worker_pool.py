@@ -1,8 +1,9 @@
-"""Threaded flat elementwise kernels on OpenBLAS's workers (kernels/worker_pool.py).
+"""Threaded flat kernels on OpenBLAS's workers (kernels/worker_pool.py, templates.pooled_kernel).
 
-Each threaded ("p") kernel is checked element for element against the serial ("c") kernel of the
-same expression, which the rest of the suite checks against NumPy and PyTorch: the threaded one
-must cut the work into slices and hand every operand, scalar and parameter over intact.
+Each threaded kernel (elementwise "p" layout, optimizer update, bias add, total) is checked
+element for element against its serial counterpart, which the rest of the suite checks against
+NumPy and PyTorch: the threaded one must cut the work into slices and hand every operand, scalar
+and parameter over intact.
 """
 import os
 import subprocess
@@ -62,14 +63,14 @@ def test_threaded_kernel_equals_serial_kernel(case, extra):
     np.testing.assert_array_equal(threaded, serial)
 
 
-def test_slices_start_on_whole_blocks_and_cover_everything_once():
-    # an output written by nobody would keep its NaN; one written twice cannot be told apart,
-    # so the kernel adds into a copy of its own input: x + 1 from several slices
+def test_slices_cover_every_element_once():
+    # in place, y += 1 over several slices: an element no slice wrote keeps its value, one that
+    # two slices wrote gains 2
     n = 2 * N + 3 * templates.BLOCK + 11
     x = np.arange(n, dtype=np.float64)
-    out = np.full(n, np.nan)
-    cpu.elementwise("x + y", ("a", "s"), ("float64", "float64"), "float64", (x, 1.0), out)
-    np.testing.assert_array_equal(out, x + 1)
+    y = x.copy()
+    cpu.elementwise("x + y", ("a", "s"), ("float64", "float64"), "float64", (y, 1.0), y)
+    np.testing.assert_array_equal(y, x + 1)
 
 
 def test_one_slice_while_a_batch_split_holds_blas():
