@@ -138,6 +138,17 @@ def _int32_bits_as_float32(typingctx, value):
 
 
 @intrinsic
+def _float32_bits(typingctx, value):
+    """The bits of a float32 as an int32 (the inverse of ``_int32_bits_as_float32``)."""
+    if value != types.float32:
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.IntType(32))
+    return types.int32(value), codegen
+
+
+@intrinsic
 def _ldexp32(typingctx, value, power):
     """``value * 2**power`` (float32, int32) as LLVM's ldexp: one ``vscalefps`` per 16 lanes with
     AVX-512, with float32's own underflow to subnormals and overflow to inf."""
@@ -241,14 +252,24 @@ def _fexp(x):
 # tanh for float32: tanh(a) = expm1(2a) / (expm1(2a) + 2) for a = |x|, with the sign put back.
 # expm1 is exp's own reduction and polynomial without the final "+ 1", so it keeps its relative
 # accuracy for small a and needs no separate small-|x| branch; 2**k - 1 is exact for the k that
-# occur (|x| is clamped at 9, where tanh already rounds to 1). Within ~2.4 ulp; 0.34 ns per element
+# occur (|x| is clamped at 9, where tanh already rounds to 1). Within ~2.4 ulp; 0.29 ns per element
 # on one core in cache, against 0.45 for a float64-evaluated rational and 0.33 for PyTorch (Sleef).
+_ROUND_TO_POW2 = np.float32(8388735.0)  # 2^23 + 127: see _tanh32
+
+
 @numba.njit(inline="always")
 def _tanh32(x):
     a = abs(x)
     a = np.float32(9.0) if a > np.float32(9.0) else a  # written so that NaN passes through
-    r, k = _reduce_ln2(a + a)
-    em1 = _times_pow2(_expm1_32_reduced(r), k) + (_times_pow2(np.float32(1.0), k) - np.float32(1.0))
+    y = a + a
+    # 0 <= y/ln2 <= 26: adding 2^23 + 127 rounds it to the integer k and leaves k + 127 in the
+    # low bits, so 2^k is those bits shifted into the exponent field: 3 operations instead of a
+    # floor, two int conversions and two scalings (tanh over 64k float32 in L2: 22.0 -> 19.1 us)
+    t = y * np.float32(1.4426950408889634) + _ROUND_TO_POW2
+    k = t - _ROUND_TO_POW2
+    r = y - k * np.float32(0.693359375) - k * np.float32(-2.12194440e-4)
+    p2 = _int32_bits_as_float32(_float32_bits(t) << np.int32(23))
+    em1 = _expm1_32_reduced(r) * p2 + (p2 - np.float32(1.0))
     return math.copysign(em1 / (em1 + np.float32(2.0)), x)
 
 
