@@ -106,8 +106,9 @@ def test_large_tensors_take_the_parallel_kernel():
 
 @pytest.mark.parametrize("extra", [0, 1, templates.BLOCK - 1])
 def test_blocked_parallel_kernels_cover_the_tail_and_run_in_place(extra):
-    # a transcendental's threaded kernel covers whole blocks and leaves the tail to the flat
-    # kernel: every element must be written once, also when the output is the input itself
+    # a transcendental's threaded kernel runs whole blocks and a tail (in its driver, or in
+    # the flat kernel for the prange fallback): every element must be written once, also when
+    # the output is the input itself
     import dynagrad.nn.functional as F
     n = cpu.FLAT_PARALLEL_MIN_ELEMENTS + extra
     x = np.random.default_rng(0).standard_normal(n).astype(np.float32)
@@ -325,7 +326,7 @@ def test_add_tap_sums_adds_each_tap_on_its_lanes_only(dtype):
     def add(dst, d, src, s, step, taps, lo, hi, limit):
         add_tap_sums(dst, d, src, s, step, taps, lo, hi, limit)
 
-    lanes = 64 // np.dtype(dtype).itemsize
+    lanes = templates.VECTOR_BYTES // np.dtype(dtype).itemsize
     rng = np.random.default_rng(1)
     for _ in range(200):
         src, dst = rng.random(400).astype(dtype), rng.random(100).astype(dtype)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from numba.core import types
 
-from .templates import NUMBA_TYPE, OPERAND_NAMES
+from .templates import NUMBA_TYPE, OPERAND_NAMES, np_dtype
 
 HEADER = """\
 import numba
@@ -49,18 +49,14 @@ def _arr(t: str, ndim: int, layout: str = "A") -> types.Array:
     return types.Array(_nb(t), ndim, layout)
 
 
-def _np(t: str) -> str:
-    return "np.bool_" if t == "bool" else f"np.{t}"
-
-
 def _load(ref: str, stored: str, want: str | None = None) -> str:
     """Read an element stored as ``stored`` as a value of (compute) type ``want``."""
     want = compute_type(want or stored)
-    return ref if want == stored else f"{_np(want)}({ref})"
+    return ref if want == stored else f"{np_dtype(want)}({ref})"
 
 
 def _cast(value: str, t: str) -> str:
-    return f"(({value}) != 0)" if t == "bool" else f"{_np(t)}({value})"
+    return f"(({value}) != 0)" if t == "bool" else f"{np_dtype(t)}({value})"
 
 
 def _store(value: str, value_type: str, stored: str) -> str:
@@ -358,7 +354,7 @@ def matmul(dtype: str, tile: int) -> tuple:
     ``(tile, tile)`` threads per block: square tiles of ``a`` and ``b`` staged in shared memory,
     accumulated in float32 (float64 for float64 inputs)."""
     acc = compute_type(dtype)
-    zero = f"{_np(acc)}(0)"
+    zero = f"{np_dtype(acc)}(0)"
     body = [f"_sa = cuda.shared.array(({tile}, {tile}), numba.{acc})",
             f"_sb = cuda.shared.array(({tile}, {tile}), numba.{acc})",
             "_tx = cuda.threadIdx.x", "_ty = cuda.threadIdx.y",

@@ -195,11 +195,21 @@ def _exp32_scaled(r, k):
     return _times_pow2(_expm1_32_reduced(r) + np.float32(1.0), k)
 
 
+# ln 2 in two parts for Cody-Waite reduction: k * _LN2_HI is exact for the k that occur
+_LN2_HI, _LN2_LO = np.float32(0.693359375), np.float32(-2.12194440e-4)
+
+
+@numba.njit(inline="always")
+def _minus_k_ln2(y, k):
+    """y - k * ln(2), with k * ln(2) in two parts (Cody-Waite)."""
+    return y - k * _LN2_HI - k * _LN2_LO
+
+
 @numba.njit(inline="always")
 def _reduce_ln2(y):
-    """``(r, k)`` with y = k * ln(2) + r, |r| <= ln(2)/2 (Cody-Waite: ln 2 in two parts, k float)."""
+    """``(r, k)`` with y = k * ln(2) + r, |r| <= ln(2)/2 (k a float)."""
     k = np.floor(y * np.float32(1.4426950408889634) + np.float32(0.5))
-    return y - k * np.float32(0.693359375) - k * np.float32(-2.12194440e-4), k
+    return _minus_k_ln2(y, k), k
 
 
 @numba.njit(inline="always")
@@ -233,7 +243,7 @@ def _exp32_neg_square(v, c):
     s_lo = c * _fma32(v, v, -t)
     k = np.floor(s_hi * np.float32(-1.4426950408889634) + np.float32(0.5))
     # s_hi and k * ln2_hi are exact and within a factor 2 of each other: so is their difference
-    r = ((k * np.float32(-0.693359375) - s_hi) - k * np.float32(-2.12194440e-4)) - s_lo
+    r = ((k * -_LN2_HI - s_hi) - k * _LN2_LO) - s_lo
     return _exp32_scaled(r, k)
 
 
@@ -267,7 +277,7 @@ def _tanh32(x):
     # floor, two int conversions and two scalings (tanh over 64k float32 in L2: 22.0 -> 19.1 us)
     t = y * np.float32(1.4426950408889634) + _ROUND_TO_POW2
     k = t - _ROUND_TO_POW2
-    r = y - k * np.float32(0.693359375) - k * np.float32(-2.12194440e-4)
+    r = _minus_k_ln2(y, k)
     p2 = _int32_bits_as_float32(_float32_bits(t) << np.int32(23))
     em1 = _expm1_32_reduced(r) * p2 + (p2 - np.float32(1.0))
     return math.copysign(em1 / (em1 + np.float32(2.0)), x)
@@ -413,7 +423,6 @@ def _ferf(x):
 # never read or written, so a run may end at the very end of an array. (col2im's adding form lost:
 # its runs overlap from one tap to the next, and a masked load that reads a masked store still in
 # flight cannot take its value from the store buffer: 0.39 -> 0.68 ms on LeNet-5.)
-
 
 
 def _lanes(context, dtype) -> tuple:

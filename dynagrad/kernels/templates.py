@@ -150,7 +150,8 @@ def _scalar_word(type_name: str, word: int) -> str:
     return f"numba.{type_name}(words[{word}])"
 
 
-def _np_dtype(type_name: str) -> str:
+def np_dtype(type_name: str) -> str:
+    """The NumPy dtype a generated kernel's source names for a kernel type name."""
     return "np.bool_" if type_name == "bool" else f"np.{type_name}"
 
 
@@ -184,11 +185,11 @@ def pooled_kernel(args: list, slice_loop: list, blocked: bool = False, tail: lis
             fill.append(f"        {store}[s, {word}] = {name}")
         elif kind == "slice":
             body.append(f"    {name} = numba.carray(pointer(words[{word}] + start * "
-                        f"{np.dtype(type_name).itemsize}), n, {_np_dtype(type_name)})")
+                        f"{np.dtype(type_name).itemsize}), n, {np_dtype(type_name)})")
             fill.append(f"        rows[s, {word}] = {name}.ctypes.data")
         else:
             body.append(f"    {name} = numba.carray(pointer(words[{word}]), words[{word + 1}], "
-                        f"{_np_dtype(type_name)})")
+                        f"{np_dtype(type_name)})")
             fill.append(f"        rows[s, {word}] = {name}.ctypes.data")
             word += 1
             fill.append(f"        rows[s, {word}] = {name}.shape[0]")
@@ -270,7 +271,7 @@ def reduce(init: str, combine: str, final: str, in_type: str, acc_type: str, out
 
     ``combine`` is a statement updating ``acc`` from ``v``; ``final`` maps ``acc`` (and ``R``) to out.
     """
-    acc_np = "np.bool_" if acc_type == "bool" else f"np.{acc_type}"
+    acc_np = np_dtype(acc_type)
     src = HEADER + _decorator(reassociate=True) + f"""\
 def kernel(x, out):
     O, R, I = x.shape
