@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from . import templates
+from . import templates, worker_pool
 from .cache import _memory, _stats, lookup
 
 # Below this many elements a kernel on Numba's pool (or split by ``run_split``) runs on one
@@ -31,7 +31,7 @@ PARALLEL_MIN_ELEMENTS = 1 << 19
 # MLP b1024 steps went 6.66-6.89 -> 6.46-6.65 ms; 2^15 gained no more; LeNet-5, the Transformer
 # and LSTM steps did not move. After ~0.1 s idle the workers sleep, and the first op pays their
 # wake-up (~0.1-0.2 ms on this VM).
-POOLED = templates.worker_pool_available()  # whether OpenBLAS's workers run threaded flat kernels
+POOLED = worker_pool.AVAILABLE  # whether OpenBLAS's workers run threaded flat kernels
 FLAT_PARALLEL_MIN_ELEMENTS = 1 << 17 if POOLED else PARALLEL_MIN_ELEMENTS
 _PAD = tuple((None,) * k for k in range(5))
 

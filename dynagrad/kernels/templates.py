@@ -19,6 +19,8 @@ from __future__ import annotations
 import numpy as np
 from numba import types
 
+from . import worker_pool
+
 NUMBA_TYPE = {"float32": "float32", "float64": "float64", "float16": "float16", "int64": "int64",
               "int32": "int32", "int16": "int16", "int8": "int8", "uint8": "uint8",
               "bool": "boolean"}
@@ -74,7 +76,7 @@ def elementwise(expr: str, kinds: tuple, in_types: tuple, out_type: str, layout:
                      *[t for _, t in params], _arr(out_type, ndim, contiguous))
     names = args + [p for p, _ in params] + ["out"]
     what = f"elementwise[{expr}] {in_types}->{out_type} layout={layout}"
-    if layout == "p" and worker_pool_available():
+    if layout == "p" and worker_pool.AVAILABLE:
         source = _pooled_elementwise(expr, kinds, in_types, out_type, params)
         return source, "kernel", signature, what
     body = []
@@ -128,16 +130,10 @@ def elementwise(expr: str, kinds: tuple, in_types: tuple, out_type: str, layout:
     return src, "kernel", signature, what
 
 
-def worker_pool_available() -> bool:
-    """Whether threaded flat kernels run on OpenBLAS's workers (else on Numba's ``prange``)."""
-    from . import worker_pool  # (registers OpenBLAS's symbols: only once a kernel needs them)
-    return worker_pool.AVAILABLE
-
-
 def whole_blocks_only(expr: str) -> bool:
     """Whether ``expr``'s threaded flat kernel covers whole ``BLOCK``s only, leaving the tail to
     its caller (the ``prange`` kernel of a transcendental; the worker-pool one covers all)."""
-    return is_heavy(expr) and not worker_pool_available()
+    return is_heavy(expr) and not worker_pool.AVAILABLE
 
 
 def _scalar_word(type_name: str, word: int) -> str:
@@ -249,7 +245,7 @@ def _pooled_elementwise(expr: str, kinds: tuple, in_types: tuple, out_type: str,
 def add_rows(dtype: str) -> tuple:
     """``out[r, :] += v`` for every row ``r`` of a C-contiguous ``(R, C)`` array (passed flat) and
     a ``(C,)`` vector: a bias add, threaded on OpenBLAS's workers (needs
-    ``worker_pool_available()``). A slice may start and end inside a row."""
+    ``worker_pool.AVAILABLE``). A slice may start and end inside a row."""
     loop = ["    cols = v.shape[0]",
             "    col = start % cols",
             "    i = 0",
@@ -308,7 +304,7 @@ def reduce_rows_parallel(init: str, combine: str, final: str, in_type: str, acc_
     ``kernel(x, width, out)``. Each row is folded by the same code whatever the thread count, so
     the result does not depend on it."""
     acc_np = f"np.{acc_type}"
-    pooled = worker_pool_available()
+    pooled = worker_pool.AVAILABLE
     fold = ["        first = (start + o) * width" if pooled else "        first = o * width",
             "        row = x[first:first + width]",
             f"        acc = {acc_np}({init})",
