@@ -119,8 +119,8 @@ def int_pow(x, y):
 
 # --- vectorizable float32 transcendentals ------------------------------------------------------
 # pip's llvmlite has no SVML, so math.exp / math.tanh are scalar libm calls that stop LLVM from
-# vectorizing a loop. For float32 these branch-light polynomial forms (exp and expm1: Cephes'
-# expf coefficients; tanh built on that expm1; erf and the normal CDF: a rational fitted for
+# vectorizing a loop. For float32 these branch-light polynomial forms (exp and expm1: a minimax
+# polynomial; tanh built on that expm1; erf and the normal CDF: a rational; all fitted for
 # dynagrad) vectorize and stay within a few ulp of the float64 result; float64 keeps libm.
 
 @intrinsic
@@ -177,22 +177,22 @@ else:  # without AVX-512, LLVM's ldexp is a libm call per element: build the pow
                 * _int32_bits_as_float32((k2 + np.int32(127)) << np.int32(23)))
 
 
+# exp(r) = 1 + r + r*r * P(r) on |r| <= ln(2)/2: P of degree 4, fitted for dynagrad (minimax in
+# exp's relative error: 3.1e-9, a twentieth of a float32 ulp; Cephes' expf carries a degree-5 P
+# for accuracy float32 cannot hold)
+_EXP_P = (0.4999999343217183, 0.16666520411470948, 0.04166839094725888, 0.008368743645515852,
+          0.001381451990886791)
+_EP2, _EP3, _EP4, _EP5, _EP6 = (np.float32(c) for c in _EXP_P)
+
+
 @numba.njit(inline="always")
 def _expm1_32_reduced(r):
     """exp(r) - 1 for |r| <= ln(2)/2 (float32 polynomial; no cancellation for small r)."""
-    y = np.float32(1.9875691500e-4)
-    y = y * r + np.float32(1.3981999507e-3)
-    y = y * r + np.float32(8.3334519073e-3)
-    y = y * r + np.float32(4.1665795894e-2)
-    y = y * r + np.float32(1.6666665459e-1)
-    y = y * r + np.float32(5.0000001201e-1)
+    y = _EP6 * r + _EP5
+    y = y * r + _EP4
+    y = y * r + _EP3
+    y = y * r + _EP2
     return y * r * r + r
-
-
-@numba.njit(inline="always")
-def _exp32_scaled(r, k):
-    """exp(r) * 2**k for |r| <= ln(2)/2 and |k| <= 150 (float32 polynomial)."""
-    return _times_pow2(_expm1_32_reduced(r) + np.float32(1.0), k)
 
 
 # ln 2 in two parts for Cody-Waite reduction: k * _LN2_HI is exact for the k that occur
@@ -215,7 +215,7 @@ def _reduce_ln2(y):
 @numba.njit(inline="always")
 def _exp32(x):
     r, k = _reduce_ln2(min(max(x, np.float32(-104.0)), np.float32(89.0)))
-    e = _exp32_scaled(r, k)
+    e = _times_pow2(_expm1_32_reduced(r) + np.float32(1.0), k)  # exp(r) * 2**k
     return e if x == x else x
 
 
@@ -233,18 +233,35 @@ def _fma32(typingctx, a, b, c):
     return types.float32(a, b, c), codegen
 
 
+# exp's polynomial (_EXP_P) in powers of 2r instead of r: scaling a float32 coefficient by 2**-i
+# is exact, and the Gaussian factor below reduces v*v (not v*v/2) by 2*ln(2), which saves its
+# two halvings
+_E2, _E3, _E4, _E5, _E6 = (np.float32(np.float32(c) / 2.0 ** i) for i, c in enumerate(_EXP_P, 2))
+# the power of two is built with 64 added to k (see _gauss_scaled32)
+_ROUND_TO_POW2_PLUS_64 = np.float32(2.0 ** 23 + 127 + 64)
+_GAUSS_SCALE = 2.0 ** 64
+
+
 @numba.njit(inline="always")
-def _exp32_neg_square(v, c):
-    """exp(-c*v*v) for float32 0 <= v <= 15 and c = 1 or 1/2, without the rounding of v*v:
-    v*v = t + t_lo exactly (t_lo by one fma), c scales both exactly, and the small t_lo joins
-    the reduced argument."""
+def _gauss_scaled32(v):
+    """exp(-v*v/2) * 2**64 for float32 0 <= v <= 15, without the rounding of v*v: v*v = t + t_lo
+    exactly (t_lo by one fma) and the small t_lo joins the reduced argument. The scale keeps the
+    factor normal (exp(-112.5) would underflow) and lets 2**(k + 64) be built from bits as in
+    _tanh32: k + 64 + 127 stays within 28..191 here. Callers fold 2**-64 into a constant they
+    multiply by anyway, so the final product rounds once, subnormals included."""
     t = v * v
-    s_hi = c * t
-    s_lo = c * _fma32(v, v, -t)
-    k = np.floor(s_hi * np.float32(-1.4426950408889634) + np.float32(0.5))
-    # s_hi and k * ln2_hi are exact and within a factor 2 of each other: so is their difference
-    r = ((k * -_LN2_HI - s_hi) - k * _LN2_LO) - s_lo
-    return _exp32_scaled(r, k)
+    t_lo = _fma32(v, v, -t)
+    biased = t * np.float32(-0.5 * 1.4426950408889634) + _ROUND_TO_POW2_PLUS_64
+    k = biased - _ROUND_TO_POW2_PLUS_64
+    # t and k * 2 ln2_hi are exact and within a factor 2 of each other: so is their difference
+    r2 = ((k * np.float32(-2.0 * _LN2_HI) - t) - k * np.float32(2.0 * _LN2_LO)) - t_lo  # 2r
+    y = _E6 * r2 + _E5
+    y = y * r2 + _E4
+    y = y * r2 + _E3
+    y = y * r2 + _E2
+    y = y * r2 + np.float32(0.5)
+    y = y * r2 + np.float32(1.0)
+    return y * _int32_bits_as_float32(_float32_bits(biased) << np.int32(23))
 
 
 def fexp(x):
@@ -338,13 +355,14 @@ _PHI_P = (0.5000000031636863, 0.43928150828280554, 0.18396761043586893, 0.040880
           0.004153140558948616)
 _PHI_Q = (1.6764480235749413, 1.205542158556437, 0.4714046386868183, 0.10247854077694735,
           0.010410267883382712)
-_PP0, _PP1, _PP2, _PP3, _PP4 = (np.float32(c) for c in _PHI_P)
+# The numerator carries 2**-64, undoing _gauss_scaled32's scale for free.
+_PP0, _PP1, _PP2, _PP3, _PP4 = (np.float32(c / _GAUSS_SCALE) for c in _PHI_P)
 _PQ1, _PQ2, _PQ3, _PQ4, _PQ5 = (np.float32(c) for c in _PHI_Q)
 
 
 @numba.njit(inline="always")
 def _phi_tail_ratio32(v):
-    """Phi(-v) * exp(v*v/2) for float32 0 <= v <= 15."""
+    """Phi(-v) * exp(v*v/2) * 2**-64 for float32 0 <= v <= 15."""
     p = (((_PP4 * v + _PP3) * v + _PP2) * v + _PP1) * v + _PP0
     q = ((((_PQ5 * v + _PQ4) * v + _PQ3) * v + _PQ2) * v + _PQ1) * v + np.float32(1.0)
     return p / q
@@ -354,16 +372,16 @@ def _phi_tail_ratio32(v):
 def _erfc_pos32(a):
     """erfc(a) for a >= 0 (the rounding of a*sqrt(2) is far below erf's ulp where it is used)."""
     v = min(a * np.float32(1.4142135623730951), np.float32(15.0))  # 0 in float32 from v ~ 14.3
-    return np.float32(2.0) * _exp32_neg_square(v, np.float32(0.5)) * _phi_tail_ratio32(v)
+    return np.float32(2.0) * _gauss_scaled32(v) * _phi_tail_ratio32(v)
 
 
 @numba.njit(inline="always")
 def _gelu_parts32(x):
-    """(Phi(x), exp(-x*x/2)) for float32 x: the normal CDF and the shared Gaussian factor.
-    The Gaussian factor reads x itself: exp(-a*a) of the rounded a = |x|/sqrt(2) would be off by
-    up to 2*a*a float32 roundings."""
-    v = min(abs(x), np.float32(15.0))  # both factors are 0 in float32 from |x| ~ 14.3
-    e = _exp32_neg_square(v, np.float32(0.5))
+    """(Phi(x), exp(-x*x/2) * 2**64) for float32 x: the normal CDF and the shared (scaled)
+    Gaussian factor. The Gaussian factor reads x itself: exp(-a*a) of the rounded
+    a = |x|/sqrt(2) would be off by up to 2*a*a float32 roundings."""
+    v = min(abs(x), np.float32(15.0))  # Phi(-v) and phi(v) are 0 in float32 from v ~ 14.3
+    e = _gauss_scaled32(v)
     lower = e * _phi_tail_ratio32(v)  # Phi(-|x|)
     return (lower if x < 0 else np.float32(1.0) - lower), e
 
@@ -380,6 +398,9 @@ def _fgelu(x):
     return lambda x: 0.5 * x * math.erfc(-x * 0.7071067811865476)
 
 
+_PHI_SCALED_DENSITY = np.float32(0.3989422804014327 / _GAUSS_SCALE)  # 1/sqrt(2 pi), 2**-64
+
+
 def fgelu_grad(x, g):
     """g * d/dx GELU(x) = g * (Phi(x) + x * phi(x))."""
     return g * (0.5 * math.erfc(-x * 0.7071067811865476)
@@ -391,7 +412,7 @@ def _fgelu_grad(x, g):
     if x == types.float32:
         def impl(x, g):
             cdf, e = _gelu_parts32(x)
-            return g * (cdf + x * (np.float32(0.3989422804014327) * e))
+            return g * (cdf + x * (_PHI_SCALED_DENSITY * e))
         return impl
     return lambda x, g: g * (0.5 * math.erfc(-x * 0.7071067811865476)
                              + x * 0.3989422804014327 * math.exp(-0.5 * x * x))
