@@ -247,7 +247,7 @@ def _gauss_scaled32(v):
     """exp(-v*v/2) * 2**64 for float32 0 <= v <= 15, without the rounding of v*v: v*v = t + t_lo
     exactly (t_lo by one fma) and the small t_lo joins the reduced argument. The scale keeps the
     factor normal (exp(-112.5) would underflow) and lets 2**(k + 64) be built from bits as in
-    _tanh32: k + 64 + 127 stays within 28..191 here. Callers fold 2**-64 into a constant they
+    _tanh32: k + 64 + 127 stays within 29..191 here. Callers fold 2**-64 into a constant they
     multiply by anyway, so the final product rounds once, subnormals included."""
     t = v * v
     t_lo = _fma32(v, v, -t)
