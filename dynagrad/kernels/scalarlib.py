@@ -398,7 +398,7 @@ def _fgelu(x):
     return lambda x: 0.5 * x * math.erfc(-x * 0.7071067811865476)
 
 
-_PHI_SCALED_DENSITY = np.float32(0.3989422804014327 / _GAUSS_SCALE)  # 1/sqrt(2 pi), 2**-64
+_PHI_SCALED_DENSITY = np.float32(0.3989422804014327 / _GAUSS_SCALE)  # 1/sqrt(2 pi) * 2**-64
 
 
 def fgelu_grad(x, g):
