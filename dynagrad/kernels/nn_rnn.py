@@ -84,18 +84,24 @@ _BODIES = {
 """),
     # gi: x @ W_ih.T + b_ih (B, 3H); gh: h_prev @ W_hh.T without bias; bhh: b_hh (zeros if none).
     # Keeps r, z, n and W_hn h + b_hn (needed by the gradient of r).
+    # Loops over 1-D views of each gate block, as in lstm_forward (17.5 -> 6.0 us).
     "gru_forward": ("gi, gh, bhh, h_prev, h_out, acts, ghn", "h_out acts ghn", """\
     n_h = h_prev.shape[1]
+    b_n = bhh[2 * n_h:]
     for b in range(gi.shape[0]):
-        for j in range(2 * n_h):
-            acts[b, j] = _sig(gi[b, j] + gh[b, j] + bhh[j])
+        x, h, a = gi[b], gh[b], acts[b]
+        for j in range(2 * n_h):  # the r and z gates
+            a[j] = _sig(x[j] + h[j] + bhh[j])
+        h_n, g_n = h[2 * n_h:], ghn[b]
         for j in range(n_h):
-            ghn[b, j] = gh[b, 2 * n_h + j] + bhh[2 * n_h + j]
+            g_n[j] = h_n[j] + b_n[j]
+        x_n, a_r, a_n = x[2 * n_h:], a[:n_h], a[2 * n_h:]
         for j in range(n_h):
-            acts[b, 2 * n_h + j] = _tanh(gi[b, 2 * n_h + j] + acts[b, j] * ghn[b, j])
+            a_n[j] = _tanh(x_n[j] + a_r[j] * g_n[j])
+        a_z, h_p, h_o = a[n_h:2 * n_h], h_prev[b], h_out[b]
         for j in range(n_h):
-            z = acts[b, n_h + j]
-            h_out[b, j] = (T(1.0) - z) * acts[b, 2 * n_h + j] + z * h_prev[b, j]
+            z = a_z[j]
+            h_o[j] = (T(1.0) - z) * a_n[j] + z * h_p[j]
 """),
     # dh(t) = dout + dmm (dgh(t+1) @ W_hh) + dcarry (dh(t+1) * z(t+1)); dcarry is updated in place.
     # dgi and dgh differ only in the n block (W_hn h sits inside r * (...)). One loop per block,
