@@ -19,7 +19,9 @@ from ..autograd import grad_mode
 from ..autograd.function import edge_of, node_class, record
 from ..dtypes import float32, float64
 from ..errors import describe
-from ..kernels import gpu
+from .._cpu_target import compiles_for_avx512
+from ..kernels import batched_gemm, gemm_tile, gpu
+from ..kernels.cache import lookup
 from ..tensor import TENSOR_TYPES, Tensor, _wrap
 from ._util import as_tensor_arg, broadcast_shapes
 from .elementwise import sum_to
@@ -121,6 +123,22 @@ SPLIT_MAX_PRODUCT = 1 << 24   # m * k * n of one product
 SPLIT_MIN_BATCH_WORK = 1 << 25  # m * k * n summed over the batch
 
 
+_TILES = compiles_for_avx512()  # the tiles' 16 accumulators need AVX-512's 32 registers
+
+
+def _tiles_fit(ad: np.ndarray, bd: np.ndarray, shape: tuple, k: int) -> bool:
+    """Whether ``batched_gemm`` takes this batch of small products: float32 on AVX-512, 3-D or
+    4-D, whole tiles (M % 8, N % 32), float32-aligned strides, and a right operand whose rows
+    are contiguous, or whose columns are (a transposed view, laid out in 16 x 16 blocks)."""
+    if not (_TILES and ad.dtype == np.float32 and len(shape) in (3, 4) and ad.ndim >= 3
+            and bd.ndim >= 3 and shape[-2] % gemm_tile.ROWS == 0
+            and shape[-1] % gemm_tile.COLUMNS == 0
+            and all(s % 4 == 0 for s in ad.strides + bd.strides)):
+        return False
+    b_row, b_col = bd.strides[-2], bd.strides[-1]
+    return b_col == 4 or (b_row == 4 and k % 16 == 0)
+
+
 def _cpu_matmul(ad: np.ndarray, bd: np.ndarray) -> np.ndarray:
     """``np.matmul(ad, bd)``; a batch of small float products runs as ``run_split`` slices of
     its first batch dim."""
@@ -134,6 +152,14 @@ def _cpu_matmul(ad: np.ndarray, bd: np.ndarray) -> np.ndarray:
             or parallel_slices(shape[0]) < 2:
         return np.matmul(ad, bd)
     out = np.empty(shape, ad.dtype)
+    if _tiles_fit(ad, bd, shape, k):
+        batch = shape[:-2] if len(shape) == 4 else (1,) + shape[:-2]
+        a4 = np.broadcast_to(ad, shape[:-2] + (m, k)).reshape(batch + (m, k))
+        b4 = np.broadcast_to(bd, shape[:-2] + (k, n)).reshape(batch + (k, n))
+        kernel = lookup(("batched_gemm",), batched_gemm.build)
+        run_split(math.prod(batch), lambda lo, hi: kernel(a4, b4, out.reshape(batch + (m, n)),
+                                                           lo, hi))
+        return out
 
     def part(x: np.ndarray, lo: int, hi: int) -> np.ndarray:
         # an operand with its own first batch dim is sliced; a broadcast one is shared

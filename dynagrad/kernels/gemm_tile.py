@@ -1,0 +1,117 @@
+"""Register-tile building blocks for small float32 matrix products (AVX-512).
+
+A batch of small products, such as attention's 64 ``(128, 64) @ (64, 128)``, costs OpenBLAS
+about 21 us each on one core (100 GFLOP/s): it packs both operands for every call, which a
+product this small never repays. ``tile_8x32`` computes an 8 x 32 block of the product straight
+from the operands' memory, its 16 accumulators held in registers for the whole sum over k; the
+LLVM IR is written here because Numba's loop vectorizer keeps such a tile in memory.
+``transpose_16x16`` lays out a right-hand operand whose columns are not contiguous
+(``key.transpose(-2, -1)``) so that the tile can load its rows as vectors.
+
+Both are Numba intrinsics on integer addresses and element strides, for generated kernels
+(``kernels/batched_gemm.py``); callers guarantee the shapes and bounds.
+
+Example:
+    >>> from dynagrad.kernels import gemm_tile
+    >>> gemm_tile.ROWS, gemm_tile.COLUMNS
+    (8, 32)
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+ROWS, COLUMNS = 8, 32  # of the tile: 8 x 2 vectors of 16 float32 accumulators
+_LANES = 16
+_F32 = ir.FloatType()
+_VEC = ir.VectorType(_F32, _LANES)
+_I32, _I64 = ir.IntType(32), ir.IntType(64)
+_INDICES = ir.VectorType(_I32, _LANES)
+
+
+def _address(builder, base, offset):
+    """``base + offset`` float32 elements, as a pointer (``base`` an integer address)."""
+    return builder.gep(builder.inttoptr(base, _F32.as_pointer()), [offset])
+
+
+def _vector_at(builder, base, offset):
+    return builder.bitcast(_address(builder, base, offset), _VEC.as_pointer())
+
+
+_INT64S = (types.int64,) * 8
+
+
+@intrinsic
+def tile_8x32(typingctx, a, a_row, a_col, b, b_row, c, c_row, k):
+    """``C[r, j] = sum over p < k of A[r, p] * B[p, j]`` for r < 8, j < 32, where
+    ``A[r, p]`` is at ``a + r * a_row + p * a_col``, ``B[p, j]`` at ``b + p * b_row + j`` and
+    ``C[r, j]`` at ``c + r * c_row + j`` (addresses in bytes, strides in float32 elements)."""
+    if (a, a_row, a_col, b, b_row, c, c_row, k) != _INT64S:
+        return None
+
+    def codegen(context, builder, signature, args):
+        a_, a_row_, a_col_, b_, b_row_, c_, c_row_, k_ = args
+        fma = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(_VEC, [_VEC] * 3), "llvm.fma.v16f32")
+        # allocas in the entry block: LLVM promotes them to registers
+        sums = [cgutils.alloca_once_value(builder, ir.Constant(_VEC, None))
+                for _ in range(ROWS * 2)]
+        for s in sums:
+            builder.store(ir.Constant(_VEC, [0.0] * _LANES), s)
+        splat = ir.Constant(_INDICES, [0] * _LANES)
+        with cgutils.for_range(builder, k_) as loop:
+            p = loop.index
+            row = builder.mul(p, b_row_)
+            bs = [builder.load(_vector_at(builder, b_, builder.add(row, _I64(h * _LANES))),
+                               align=4) for h in range(2)]
+            a_p = builder.mul(p, a_col_)
+            for r in range(ROWS):
+                at = builder.add(builder.mul(_I64(r), a_row_), a_p)
+                value = builder.load(_address(builder, a_, at), align=4)
+                lanes = builder.insert_element(ir.Constant(_VEC, ir.Undefined), value, _I32(0))
+                lanes = builder.shuffle_vector(lanes, ir.Constant(_VEC, ir.Undefined), splat)
+                for h in range(2):
+                    s = sums[2 * r + h]
+                    builder.store(builder.call(fma, [lanes, bs[h], builder.load(s)]), s)
+        for r in range(ROWS):
+            for h in range(2):
+                at = builder.add(builder.mul(_I64(r), c_row_), _I64(h * _LANES))
+                builder.store(builder.load(sums[2 * r + h]), _vector_at(builder, c_, at), align=4)
+        return context.get_dummy_value()
+    return types.void(*_INT64S), codegen
+
+
+@intrinsic
+def transpose_16x16(typingctx, src, src_row, dst, dst_row):
+    """``dst[j * dst_row + i] = src[i * src_row + j]`` for i, j < 16 (integer addresses in
+    bytes, row strides in float32 elements): 16 vector loads, 64 two-vector shuffles (at each
+    scale 8, 4, 2, 1 the off-diagonal blocks of every 2 x 2 block trade places), 16 stores."""
+    if (src, src_row, dst, dst_row) != _INT64S[:4]:
+        return None
+
+    def codegen(context, builder, signature, args):
+        src_, src_row_, dst_, dst_row_ = args
+        rows = [builder.load(_vector_at(builder, src_, builder.mul(_I64(i), src_row_)), align=4)
+                for i in range(_LANES)]
+        half = _LANES // 2
+        while half:
+            swapped = list(rows)
+            for i in range(_LANES):
+                if i & half:
+                    continue
+                # lanes 0-15 are row i's, 16-31 row (i + half)'s
+                top = [c if not c & half else _LANES + c - half for c in range(_LANES)]
+                bottom = [c + half if not c & half else _LANES + c for c in range(_LANES)]
+                swapped[i] = builder.shuffle_vector(rows[i], rows[i + half],
+                                                    ir.Constant(_INDICES, top))
+                swapped[i + half] = builder.shuffle_vector(rows[i], rows[i + half],
+                                                           ir.Constant(_INDICES, bottom))
+            rows = swapped
+            half //= 2
+        for j in range(_LANES):
+            builder.store(rows[j], _vector_at(builder, dst_, builder.mul(_I64(j), dst_row_)),
+                          align=4)
+        return context.get_dummy_value()
+    return types.void(*_INT64S[:4]), codegen
