@@ -31,10 +31,10 @@ def kernel(a, b, out, lo, hi):
     a_row, a_col = a.strides[2] // 4, a.strides[3] // 4
     b_row, b_col = b.strides[2] // 4, b.strides[3] // 4
     laid_out = b_col != 1  # then b_row == 1: the caller checked
-    rows = np.empty(k * n if laid_out else 1, np.float32)
+    laid = np.empty(k * n if laid_out else 1, np.float32)  # B, row by row
     # addresses as int64: ctypes.data is unsigned, and unsigned + signed is a float in Numba
     a_at, b_at, c_at = np.int64(a.ctypes.data), np.int64(b.ctypes.data), np.int64(out.ctypes.data)
-    rows_at = np.int64(rows.ctypes.data)
+    laid_at = np.int64(laid.ctypes.data)
     for f in range(lo, hi):
         p, q = f // n_q, f % n_q
         a0 = a_at + p * a.strides[0] + q * a.strides[1]
@@ -45,8 +45,8 @@ def kernel(a, b, out, lo, hi):
             for j in range(0, n, 16):
                 for kk in range(0, k, 16):
                     transpose_16x16(b0 + (j * b_col + kk) * 4, b_col,
-                                    rows_at + (kk * n + j) * 4, n)
-            b0, b_step = rows_at, n
+                                    laid_at + (kk * n + j) * 4, n)
+            b0, b_step = laid_at, n
         for i in range(0, m, {ROWS}):
             rows_i = min({ROWS}, m - i)
             for j in range(0, n, {COLUMNS}):
