@@ -1,17 +1,18 @@
-"""Kernel template: a batch of small float32 matrix products from register tiles.
+"""Kernel template: a batch of small float32 matrix products from 8 x 32 register tiles.
 
 ``kernel(a, b, out, lo, hi)`` computes products ``lo..hi`` (flattened over the two batch dims)
 of ``out[p, q] = a[p, q] @ b[p, q]``; ``a`` and ``b`` may have any strides (0 for a broadcast
-batch dim), ``out`` is C-contiguous. Each product is tiled by ``gemm_tile.tile`` straight from
-the operands, with no packing (partial tiles at the edges). A right-hand operand whose rows are
-not contiguous (a transposed view, as attention's ``key.transpose(-2, -1)``) is first laid out
-row by row in a per-call buffer with ``transpose_16x16``: the caller (``ops.linalg``) checks
-that its K and N are multiples of 16.
+batch dim), ``out`` is C-contiguous. Each product is tiled by ``gemm_tile.tile_8x32`` straight
+from the operands, with no packing; a right-hand operand whose rows are not contiguous (a
+transposed view, as attention's ``key.transpose(-2, -1)``) is first laid out row by row in a
+per-call buffer with ``transpose_16x16``. The caller (``ops.linalg``) checks the shapes:
+M a multiple of ``ROWS``, N of ``COLUMNS``, and for a transposed right operand K and N multiples
+of 16.
 
 Example:
     >>> src, name, sig, what = build()
     >>> name, what
-    ('kernel', 'batched small float32 matmul (register tiles)')
+    ('kernel', 'batched small float32 matmul (8x32 register tiles)')
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from .gemm_tile import COLUMNS, ROWS
 from .templates import HEADER
 
 _BODY = f'''
-from dynagrad.kernels.gemm_tile import tile, transpose_16x16
+from dynagrad.kernels.gemm_tile import tile_8x32, transpose_16x16
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
@@ -48,10 +49,9 @@ def kernel(a, b, out, lo, hi):
                                     laid_at + (kk * n + j) * 4, n)
             b0, b_step = laid_at, n
         for i in range(0, m, {ROWS}):
-            rows_i = min({ROWS}, m - i)
             for j in range(0, n, {COLUMNS}):
-                tile(a0 + i * a_row * 4, a_row, a_col, b0 + j * 4, b_step, c0 + (i * n + j) * 4,
-                     n, k, rows_i, min({COLUMNS}, n - j))
+                tile_8x32(a0 + i * a_row * 4, a_row, a_col, b0 + j * 4, b_step,
+                          c0 + (i * n + j) * 4, n, k)
 '''
 
 
@@ -60,4 +60,4 @@ def build() -> tuple:
     operand = types.Array(types.float32, 4, "A", readonly=True)
     signature = (operand, operand, types.Array(types.float32, 4, "C"), types.int64, types.int64)
     return (HEADER + _BODY, "kernel", signature,
-            "batched small float32 matmul (register tiles)")
+            "batched small float32 matmul (8x32 register tiles)")

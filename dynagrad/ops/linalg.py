@@ -20,7 +20,7 @@ from ..autograd.function import edge_of, node_class, record
 from ..dtypes import float32, float64
 from ..errors import describe
 from .._cpu_target import compiles_for_avx512
-from ..kernels import batched_gemm, gpu
+from ..kernels import batched_gemm, gemm_tile, gpu
 from ..kernels.cache import lookup
 from ..tensor import TENSOR_TYPES, Tensor, _wrap
 from ._util import as_tensor_arg, broadcast_shapes
@@ -127,28 +127,16 @@ _TILES = compiles_for_avx512()  # the tiles' 16 accumulators need AVX-512's 32 r
 
 
 def _tiles_fit(ad: np.ndarray, bd: np.ndarray, shape: tuple, k: int) -> bool:
-    """Whether ``batched_gemm`` takes these products: float32 on AVX-512, at most 4-D,
-    float32-aligned strides, and a right operand whose rows are contiguous, or whose columns are
-    (a transposed view, laid out in 16 x 16 blocks: K and N multiples of 16)."""
-    if not (_TILES and ad.dtype == np.float32 and len(shape) <= 4
+    """Whether ``batched_gemm`` takes this batch of small products: float32 on AVX-512, 3-D or
+    4-D, whole tiles (M % 8, N % 32), float32-aligned strides, and a right operand whose rows
+    are contiguous, or whose columns are (a transposed view, laid out in 16 x 16 blocks)."""
+    if not (_TILES and ad.dtype == np.float32 and len(shape) in (3, 4) and ad.ndim >= 3
+            and bd.ndim >= 3 and shape[-2] % gemm_tile.ROWS == 0
+            and shape[-1] % gemm_tile.COLUMNS == 0
             and all(s % 4 == 0 for s in ad.strides + bd.strides)):
         return False
     b_row, b_col = bd.strides[-2], bd.strides[-1]
-    return b_col == 4 or (b_row == 4 and k % 16 == 0 and shape[-1] % 16 == 0)
-
-
-def _tiled(ad: np.ndarray, bd: np.ndarray, shape: tuple) -> np.ndarray:
-    """``ad @ bd`` (batch shape broadcast to ``shape``) by ``batched_gemm``, slices of the batch
-    on all cores."""
-    m, k, n = shape[-2], ad.shape[-1], shape[-1]
-    batch = (1,) * (4 - len(shape)) + shape[:-2]
-    a4 = np.broadcast_to(ad, shape[:-2] + (m, k)).reshape(batch + (m, k))
-    b4 = np.broadcast_to(bd, shape[:-2] + (k, n)).reshape(batch + (k, n))
-    out = np.empty(shape, np.float32)
-    out4 = out.reshape(batch + (m, n))
-    kernel = lookup(("batched_gemm",), batched_gemm.build)
-    run_split(math.prod(batch), lambda lo, hi: kernel(a4, b4, out4, lo, hi))
-    return out
+    return b_col == 4 or (b_row == 4 and k % 16 == 0)
 
 
 def _cpu_matmul(ad: np.ndarray, bd: np.ndarray) -> np.ndarray:
@@ -163,9 +151,15 @@ def _cpu_matmul(ad: np.ndarray, bd: np.ndarray) -> np.ndarray:
     if work > SPLIT_MAX_PRODUCT or work * math.prod(shape[:-2]) < SPLIT_MIN_BATCH_WORK \
             or parallel_slices(shape[0]) < 2:
         return np.matmul(ad, bd)
-    if _tiles_fit(ad, bd, shape, k):
-        return _tiled(ad, bd, shape)
     out = np.empty(shape, ad.dtype)
+    if _tiles_fit(ad, bd, shape, k):
+        batch = shape[:-2] if len(shape) == 4 else (1,) + shape[:-2]
+        a4 = np.broadcast_to(ad, shape[:-2] + (m, k)).reshape(batch + (m, k))
+        b4 = np.broadcast_to(bd, shape[:-2] + (k, n)).reshape(batch + (k, n))
+        kernel = lookup(("batched_gemm",), batched_gemm.build)
+        run_split(math.prod(batch), lambda lo, hi: kernel(a4, b4, out.reshape(batch + (m, n)),
+                                                           lo, hi))
+        return out
 
     def part(x: np.ndarray, lo: int, hi: int) -> np.ndarray:
         # an operand with its own first batch dim is sliced; a broadcast one is shared
