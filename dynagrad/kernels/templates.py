@@ -303,13 +303,13 @@ def reduce_rows_parallel(init: str, combine: str, final: str, in_type: str, acc_
     split over threads (the first level of a two-level reduction of one large array):
     ``kernel(x, width, out)``. Each row is folded by the same code whatever the thread count, so
     the result does not depend on it."""
-    acc_np = f"np.{acc_type}"
     pooled = worker_pool.AVAILABLE
+    # (``seg``, not ``row``: the slice kernel's own argument is ``row``, see _POOLED_LOCALS)
     fold = ["        first = (start + o) * width" if pooled else "        first = o * width",
-            "        row = x[first:first + width]",
-            f"        acc = {acc_np}({init})",
+            "        seg = x[first:first + width]",
+            f"        acc = {np_dtype(acc_type)}({init})",
             "        for r in range(width):",
-            "            v = row[r]",
+            "            v = seg[r]",
             f"            {combine}",
             f"        out[o] = {final}"]
     if pooled:  # a slice's rows are out[start:start + n]

@@ -156,9 +156,9 @@ def _cpu_matmul(ad: np.ndarray, bd: np.ndarray) -> np.ndarray:
         batch = shape[:-2] if len(shape) == 4 else (1,) + shape[:-2]
         a4 = np.broadcast_to(ad, shape[:-2] + (m, k)).reshape(batch + (m, k))
         b4 = np.broadcast_to(bd, shape[:-2] + (k, n)).reshape(batch + (k, n))
+        out4 = out.reshape(batch + (m, n))
         kernel = lookup(("batched_gemm",), batched_gemm.build)
-        run_split(math.prod(batch), lambda lo, hi: kernel(a4, b4, out.reshape(batch + (m, n)),
-                                                           lo, hi))
+        run_split(math.prod(batch), lambda lo, hi: kernel(a4, b4, out4, lo, hi))
         return out
 
     def part(x: np.ndarray, lo: int, hi: int) -> np.ndarray:
