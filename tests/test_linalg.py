@@ -250,6 +250,31 @@ def test_batched_small_products_from_register_tiles_match_numpy():
                                np.matmul(w[..., :64], strided), rtol=1e-5, atol=1e-4)
 
 
+def test_small_row_products_from_packed_register_tiles_match_numpy():
+    # kernels.small_gemm (the recurrent layers' state products): every row remainder (8-row
+    # tiles, then 4/2/1-row ones), masked last columns, a left operand with a row stride, on
+    # one thread and split over OpenBLAS's workers, against float64 NumPy
+    from dynagrad.kernels import gemm_tile, small_gemm
+    from dynagrad.kernels.cache import lookup
+    if not gemm_tile.AVAILABLE:
+        pytest.skip("the register tiles need AVX-512")
+    kernel = lookup(("small_gemm",), small_gemm.build)
+    rng = np.random.default_rng(9)
+    shapes = [(m, 37, 70) for m in range(1, 18)] + [(20, 200, 800), (20, 800, 200), (5, 3, 1),
+                                                   (64, 96, 384)]
+    for m, k, n in shapes:
+        a = rng.standard_normal((m, 2 * k), dtype=np.float32)[:, :k]  # rows 2k apart
+        b = rng.standard_normal((k, n), dtype=np.float32)
+        out = np.full((m, n), np.nan, np.float32)
+        kernel(a, small_gemm.pack(b), out)
+        np.testing.assert_allclose(out, a.astype(np.float64) @ b.astype(np.float64),
+                                   rtol=1e-5, atol=1e-4, err_msg=str((m, k, n)))
+    packed = small_gemm.pack(np.arange(6, dtype=np.float32).reshape(2, 3))
+    assert packed.shape == (1, 2, 32)
+    np.testing.assert_array_equal(packed[0, :, :3], [[0, 1, 2], [3, 4, 5]])
+    assert not packed[0, :, 3:].any()  # the padding columns are zeros
+
+
 def test_operator_forms_and_double_backward():
     a, b = data((2, 3), 1), data((3, 2), 2)
     x = dg.tensor(a, dtype=dg.float64, requires_grad=True)

@@ -9,7 +9,8 @@ LLVM IR is written here because Numba's loop vectorizer keeps such a tile in mem
 (``key.transpose(-2, -1)``) so that the tile can load its rows as vectors.
 
 Both are Numba intrinsics on integer addresses and element strides, for generated kernels
-(``kernels/batched_gemm.py``); callers guarantee the shapes and bounds.
+(``kernels/batched_gemm.py``, ``kernels/small_gemm.py``); callers check ``AVAILABLE`` and
+guarantee the shapes and bounds.
 
 Example:
     >>> from dynagrad.kernels import gemm_tile
@@ -23,6 +24,10 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from .._cpu_target import compiles_for_avx512
+from .scalarlib import _lane_mask, _masked_load, _masked_store
+
+AVAILABLE = compiles_for_avx512()  # the tiles' 16 accumulators need AVX-512's 32 registers
 ROWS, COLUMNS = 8, 32  # of the tile: 8 x 2 vectors of 16 float32 accumulators
 _LANES = 16
 _F32 = ir.FloatType()
@@ -40,47 +45,84 @@ def _vector_at(builder, base, offset):
     return builder.bitcast(_address(builder, base, offset), _VEC.as_pointer())
 
 
-_INT64S = (types.int64,) * 8
+_INT64S = (types.int64,) * 9
 
 
-@intrinsic
-def tile_8x32(typingctx, a, a_row, a_col, b, b_row, c, c_row, k):
-    """``C[r, j] = sum over p < k of A[r, p] * B[p, j]`` for r < 8, j < 32, where
-    ``A[r, p]`` is at ``a + r * a_row + p * a_col``, ``B[p, j]`` at ``b + p * b_row + j`` and
-    ``C[r, j]`` at ``c + r * c_row + j`` (addresses in bytes, strides in float32 elements)."""
-    if (a, a_row, a_col, b, b_row, c, c_row, k) != _INT64S:
-        return None
+def _tile(rows: int, masked: bool):
+    """The intrinsic for a ``rows`` x 32 tile; a ``masked`` one takes a last argument ``cols``
+    and reads and writes only the first ``cols`` (< 32) columns of B and C."""
+    arity = 9 if masked else 8
 
-    def codegen(context, builder, signature, args):
-        a_, a_row_, a_col_, b_, b_row_, c_, c_row_, k_ = args
-        fma = cgutils.get_or_insert_function(
-            builder.module, ir.FunctionType(_VEC, [_VEC] * 3), "llvm.fma.v16f32")
-        # allocas in the entry block: LLVM promotes them to registers
-        sums = [cgutils.alloca_once_value(builder, ir.Constant(_VEC, None))
-                for _ in range(ROWS * 2)]
-        for s in sums:
-            builder.store(ir.Constant(_VEC, [0.0] * _LANES), s)
-        splat = ir.Constant(_INDICES, [0] * _LANES)
-        with cgutils.for_range(builder, k_) as loop:
-            p = loop.index
-            row = builder.mul(p, b_row_)
-            bs = [builder.load(_vector_at(builder, b_, builder.add(row, _I64(h * _LANES))),
-                               align=4) for h in range(2)]
-            a_p = builder.mul(p, a_col_)
-            for r in range(ROWS):
-                at = builder.add(builder.mul(_I64(r), a_row_), a_p)
-                value = builder.load(_address(builder, a_, at), align=4)
-                lanes = builder.insert_element(ir.Constant(_VEC, ir.Undefined), value, _I32(0))
-                lanes = builder.shuffle_vector(lanes, ir.Constant(_VEC, ir.Undefined), splat)
+    def signature_and_codegen(args):
+        if args != _INT64S[:arity]:
+            return None
+
+        def codegen(context, builder, signature, values):
+            a_, a_row_, a_col_, b_, b_row_, c_, c_row_, k_ = values[:8]
+            masks = [_lane_mask(builder, _I64(0), builder.sub(values[8], _I64(h * _LANES)),
+                                _LANES) for h in range(2)] if masked else None
+
+            fma = cgutils.get_or_insert_function(
+                builder.module, ir.FunctionType(_VEC, [_VEC] * 3), "llvm.fma.v16f32")
+            # allocas in the entry block: LLVM promotes them to registers
+            sums = [cgutils.alloca_once_value(builder, ir.Constant(_VEC, None))
+                    for _ in range(rows * 2)]
+            for s in sums:
+                builder.store(ir.Constant(_VEC, [0.0] * _LANES), s)
+            splat = ir.Constant(_INDICES, [0] * _LANES)
+            with cgutils.for_range(builder, k_) as loop:
+                p = loop.index
+                row = builder.mul(p, b_row_)
+                bs = [_b_vector(builder, b_, builder.add(row, _I64(h * _LANES)),
+                                masks and masks[h]) for h in range(2)]
+                a_p = builder.mul(p, a_col_)
+                for r in range(rows):
+                    at = builder.add(builder.mul(_I64(r), a_row_), a_p)
+                    value = builder.load(_address(builder, a_, at), align=4)
+                    lanes = builder.insert_element(ir.Constant(_VEC, ir.Undefined), value,
+                                                   _I32(0))
+                    lanes = builder.shuffle_vector(lanes, ir.Constant(_VEC, ir.Undefined), splat)
+                    for h in range(2):
+                        s = sums[2 * r + h]
+                        builder.store(builder.call(fma, [lanes, bs[h], builder.load(s)]), s)
+            for r in range(rows):
                 for h in range(2):
-                    s = sums[2 * r + h]
-                    builder.store(builder.call(fma, [lanes, bs[h], builder.load(s)]), s)
-        for r in range(ROWS):
-            for h in range(2):
-                at = builder.add(builder.mul(_I64(r), c_row_), _I64(h * _LANES))
-                builder.store(builder.load(sums[2 * r + h]), _vector_at(builder, c_, at), align=4)
-        return context.get_dummy_value()
-    return types.void(*_INT64S), codegen
+                    at = builder.add(builder.mul(_I64(r), c_row_), _I64(h * _LANES))
+                    ptr = _vector_at(builder, c_, at)
+                    if masks is None:
+                        builder.store(builder.load(sums[2 * r + h]), ptr, align=4)
+                    else:
+                        _masked_store(builder, builder.load(sums[2 * r + h]), ptr, masks[h], 4)
+            return context.get_dummy_value()
+        return types.void(*_INT64S[:arity]), codegen
+
+    # (Numba's intrinsics take no *args: one explicit parameter list per arity)
+    if masked:
+        def typer(typingctx, a, a_row, a_col, b, b_row, c, c_row, k, cols):
+            return signature_and_codegen((a, a_row, a_col, b, b_row, c, c_row, k, cols))
+    else:
+        def typer(typingctx, a, a_row, a_col, b, b_row, c, c_row, k):
+            return signature_and_codegen((a, a_row, a_col, b, b_row, c, c_row, k))
+    typer.__name__ = f"tile_{rows}x32" + ("_masked" if masked else "")
+    return intrinsic(typer)
+
+
+def _b_vector(builder, base, offset, mask):
+    """One vector of B; with a ``mask``, the masked-off lanes read as zero and touch no memory."""
+    ptr = _vector_at(builder, base, offset)
+    if mask is None:
+        return builder.load(ptr, align=4)
+    return _masked_load(builder, ptr, mask, _VEC, 4)
+
+
+# ``C[r, j] = sum over p < k of A[r, p] * B[p, j]`` for r < rows, j < 32 (or j < cols), where
+# ``A[r, p]`` is at ``a + r * a_row + p * a_col``, ``B[p, j]`` at ``b + p * b_row + j`` and
+# ``C[r, j]`` at ``c + r * c_row + j`` (addresses in bytes, strides in float32 elements):
+# tile_8x32(a, a_row, a_col, b, b_row, c, c_row, k), tile_8x32_masked(..., k, cols), and the
+# same for 4, 2 and 1 rows (``small_gemm`` covers any M with them).
+tile_8x32, tile_4x32, tile_2x32, tile_1x32 = (_tile(r, False) for r in (8, 4, 2, 1))
+tile_8x32_masked, tile_4x32_masked, tile_2x32_masked, tile_1x32_masked = (
+    _tile(r, True) for r in (8, 4, 2, 1))
 
 
 @intrinsic

@@ -19,7 +19,6 @@ from ..autograd import grad_mode
 from ..autograd.function import edge_of, node_class, record
 from ..dtypes import float32, float64
 from ..errors import describe
-from .._cpu_target import compiles_for_avx512
 from ..kernels import batched_gemm, gemm_tile, gpu
 from ..kernels.cache import lookup
 from ..tensor import TENSOR_TYPES, Tensor, _wrap
@@ -123,14 +122,11 @@ SPLIT_MAX_PRODUCT = 1 << 24   # m * k * n of one product
 SPLIT_MIN_BATCH_WORK = 1 << 25  # m * k * n summed over the batch
 
 
-_TILES = compiles_for_avx512()  # the tiles' 16 accumulators need AVX-512's 32 registers
-
-
 def _tiles_fit(ad: np.ndarray, bd: np.ndarray, shape: tuple, k: int) -> bool:
     """Whether ``batched_gemm`` takes this batch of small products: float32 on AVX-512, 3-D or
     4-D, whole tiles (M % 8, N % 32), float32-aligned strides, and a right operand whose rows
     are contiguous, or whose columns are (a transposed view, laid out in 16 x 16 blocks)."""
-    if not (_TILES and ad.dtype == np.float32 and len(shape) in (3, 4) and ad.ndim >= 3
+    if not (gemm_tile.AVAILABLE and ad.dtype == np.float32 and len(shape) in (3, 4) and ad.ndim >= 3
             and bd.ndim >= 3 and shape[-2] % gemm_tile.ROWS == 0
             and shape[-1] % gemm_tile.COLUMNS == 0
             and all(s % 4 == 0 for s in ad.strides + bd.strides)):

@@ -103,6 +103,19 @@ def test_layer_batch_first_float32(kind, bidirectional):
     _run_both(ours, theirs, _arr((3, 6, 3), "float32"), states, "float32")
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_layer_float32_at_sizes_the_state_products_thread(kind):
+    # B = 13 rows (8 + 4 + 1 row tiles), hidden 96 (masked last columns of the backward
+    # product), large enough that the state products split over two threads
+    ours = (nn.LSTM if kind == "lstm" else nn.GRU if kind == "gru" else nn.RNN)(
+        24, 96, dtype=dg.float32, **({"nonlinearity": kind[4:]} if kind.startswith("rnn") else {}))
+    theirs = (tnn.LSTM if kind == "lstm" else tnn.GRU if kind == "gru" else tnn.RNN)(
+        24, 96, **({"nonlinearity": kind[4:]} if kind.startswith("rnn") else {}))
+    _pair(ours, theirs, "float32")
+    states = [_arr((1, 13, 96), "float32") for _ in range(2 if kind == "lstm" else 1)]
+    _run_both(ours, theirs, _arr((4, 13, 24), "float32"), states, "float32")
+
+
 @pytest.mark.parametrize("kind", ["lstm", "gru"])
 def test_layer_without_bias_and_unbatched(kind):
     ours, theirs = _build(kind, "float64", bias=False, bidirectional=True)

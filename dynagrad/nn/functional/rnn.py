@@ -25,7 +25,7 @@ import numpy as np
 
 from ...autograd.function import Function
 from ...errors import describe
-from ...kernels import nn_rnn
+from ...kernels import gemm_tile, nn_rnn, small_gemm
 from ...kernels.cache import _memory, lookup
 from ...tensor import Tensor, _wrap
 from ._placement import any_cuda
@@ -40,6 +40,22 @@ def _kernel(kind: str, dtype: str):
     key = ("nn_rnn", kind, dtype)
     k = _memory.get(key)
     return k if k is not None else lookup(key, lambda: nn_rnn.build(kind, dtype))
+
+
+def _state_product(b: np.ndarray) -> tuple:
+    """``(b_ready, product)`` for the state products ``out = a @ b`` of every time step:
+    ``product(a, b_ready, out)``. float32 runs on register tiles with ``b`` packed once
+    (``kernels/small_gemm.py``; B = 20, H = 200, against OpenBLAS: 57 -> 38 us forward,
+    66 -> 37 us backward), anything else on NumPy's BLAS with ``b`` made contiguous (BLAS is
+    ~1.7x faster on ``W_hh.T`` copied than on the transposed view)."""
+    if b.dtype == np.float32 and gemm_tile.AVAILABLE:
+        kernel = _memory.get(("small_gemm",))
+        return small_gemm.pack(b), kernel or lookup(("small_gemm",), small_gemm.build)
+    return np.ascontiguousarray(b), _numpy_product
+
+
+def _numpy_product(a, b, out):
+    np.matmul(a, b, out=out)
 
 
 def _contig(a):
@@ -98,7 +114,7 @@ class _Recurrent(Function):
         h = np.zeros((n_b, n_h), dt) if h0 is None else _contig(h0._data)
         h_first = h
         steps = range(n_t - 1, -1, -1) if reverse else range(n_t)
-        whh_t = np.ascontiguousarray(whh.T)  # BLAS is ~1.7x faster on it than on a .T view
+        whh_t, product = _state_product(whh.T)
         saved = {}
         if mode == "lstm":
             step = _kernel("lstm_forward", dt.name)
@@ -107,7 +123,8 @@ class _Recurrent(Function):
             (out,) = _apart(dt, width, (n_t, n_b, n_h))  # alone: the result keeps its buffer
             cs, tanh_c, acts = _apart(dt, width, *[(n_t, n_b, n_h)] * 2, (n_t, n_b, width))
             for t in steps:
-                step(xg[t], np.matmul(h, whh_t, out=hg), c, out[t], cs[t], acts[t], tanh_c[t])
+                product(h, whh_t, hg)
+                step(xg[t], hg, c, out[t], cs[t], acts[t], tanh_c[t])
                 h, c = out[t], cs[t]
             saved = dict(cs=cs, acts=acts, tanh_c=tanh_c, c_first=c_first)
         elif mode == "gru":
@@ -116,14 +133,16 @@ class _Recurrent(Function):
             (out,) = _apart(dt, width, (n_t, n_b, n_h))
             ghn, acts = _apart(dt, width, (n_t, n_b, n_h), (n_t, n_b, width))
             for t in steps:
-                step(xg[t], np.matmul(h, whh_t, out=hg), bhh, h, out[t], acts[t], ghn[t])
+                product(h, whh_t, hg)
+                step(xg[t], hg, bhh, h, out[t], acts[t], ghn[t])
                 h = out[t]
             saved = dict(acts=acts, ghn=ghn)
         else:
             step = _kernel(mode + "_forward", dt.name)
             (out,) = _apart(dt, width, (n_t, n_b, n_h))
             for t in steps:
-                step(xg[t], np.matmul(h, whh_t, out=hg), out[t])
+                product(h, whh_t, hg)
+                step(xg[t], hg, out[t])
                 h = out[t]
         ctx.save_for_backward(x, h0, c0, w_ih, w_hh, b_ih, b_hh)
         ctx.mode, ctx.reverse, ctx.out, ctx.h_first, ctx.arrays = mode, reverse, out, h_first, saved
@@ -149,6 +168,7 @@ class _Recurrent(Function):
         prev = (lambda t: t + 1 if t + 1 < n_t else -1) if reverse else (lambda t: t - 1)
         h_first = ctx.h_first
         dgh = None
+        whh, product = _state_product(whh)
         if mode == "lstm":
             step = _kernel("lstm_backward", dt.name)
             cs, acts, tanh_c, c_first = (arrays[k] for k in ("cs", "acts", "tanh_c", "c_first"))
@@ -157,7 +177,7 @@ class _Recurrent(Function):
             for t in steps:
                 p = prev(t)
                 step(dout[t], dmm, dc, acts[t], cs[p] if p >= 0 else c_first, tanh_c[t], dgi[t])
-                np.matmul(dgi[t], whh, out=dmm)
+                product(dgi[t], whh, dmm)
             d_h0, d_c0 = dmm.copy(), dc.copy()  # not views that keep dgi's buffer alive
         elif mode == "gru":
             step = _kernel("gru_backward", dt.name)
@@ -168,14 +188,14 @@ class _Recurrent(Function):
                 p = prev(t)
                 step(dout[t], dmm, dh, acts[t], ghn[t], out[p] if p >= 0 else h_first, dgi[t],
                      dgh[t])
-                np.matmul(dgh[t], whh, out=dmm)
+                product(dgh[t], whh, dmm)
             d_h0, d_c0 = dmm + dh, None
         else:
             step = _kernel(mode + "_backward", dt.name)
             dmm[...] = dh
             for t in steps:
                 step(dout[t], dmm, out[t], dgi[t])
-                np.matmul(dgi[t], whh, out=dmm)
+                product(dgi[t], whh, dmm)
             d_h0, d_c0 = dmm.copy(), None
         need = ctx.needs_input_grad  # (mode, x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse)
         g_in = dgi.reshape(n_t * n_b, -1)
