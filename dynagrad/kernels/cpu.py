@@ -87,8 +87,12 @@ def _blocked(kernel, key, args, out) -> None:
 
 
 def add_rows(out: np.ndarray, v: np.ndarray) -> None:
-    """``out += v`` for a C-contiguous 2-D ``out`` and a ``(out.shape[1],)`` ``v`` of its dtype,
-    threaded on OpenBLAS's workers (only where ``POOLED``)."""
+    """``out += v`` for a C-contiguous 2-D ``out`` and a ``(out.shape[1],)`` ``v`` of its dtype
+    (a bias add), threaded on OpenBLAS's workers where ``POOLED`` and ``out`` is large (2048 x
+    1024 float32: 547 -> 242 us), else NumPy's in-place add."""
+    if not (POOLED and out.size >= FLAT_PARALLEL_MIN_ELEMENTS):
+        out += v
+        return
     name = type_name(out.dtype)
     key = ("add_rows", name)
     kernel = _memory.get(key) or lookup(key, lambda: templates.add_rows(name))

@@ -25,10 +25,11 @@ import numpy as np
 
 from ...autograd.function import Function
 from ...errors import describe
-from ...kernels import gemm_tile, nn_rnn, small_gemm
+from ...kernels import cpu, gemm_tile, nn_rnn, small_gemm
 from ...kernels.cache import _memory, lookup
 from ...tensor import Tensor, _wrap
 from ._placement import any_cuda
+from .linear import column_sums
 from .rnn_composite import recurrent_composite
 
 __all__ = ["rnn_tanh_cell", "rnn_relu_cell", "lstm_cell", "gru_cell"]
@@ -106,10 +107,10 @@ class _Recurrent(Function):
         width = GATES[mode] * n_h
         xg, hg = _apart(dt, width, (n_t * n_b, width), (n_b, width))
         np.matmul(x2, wih.T, out=xg)  # every time step at once
-        if b_ih is not None:
-            xg += b_ih._data
-        if b_hh is not None and mode != "gru":  # GRU's b_hn sits inside r * (...)
-            xg += b_hh._data
+        # both biases in one pass over the gates (GRU's b_hh sits inside r * (...): not here)
+        biases = [b._data for b in (b_ih, None if mode == "gru" else b_hh) if b is not None]
+        if biases:
+            cpu.add_rows(xg, biases[0] + biases[1] if len(biases) == 2 else biases[0])
         xg = xg.reshape(n_t, n_b, -1)
         h = np.zeros((n_b, n_h), dt) if h0 is None else _contig(h0._data)
         h_first = h
@@ -209,8 +210,12 @@ class _Recurrent(Function):
             h_prev = (np.concatenate([out[1:], first]) if reverse
                       else np.concatenate([first, out[:-1]]))
             gw_hh = _wrap(np.matmul(g_hh.T, h_prev.reshape(n_t * n_b, n_h)), x.dtype)
-        gb_ih = _wrap(g_in.sum(0), x.dtype) if need[6] else None
-        gb_hh = _wrap(g_hh.sum(0), x.dtype) if need[7] else None
+        # LSTM and Elman cells: both biases get the same gate gradients (summed once)
+        sums_in = column_sums(g_in) if need[6] or (need[7] and g_hh is g_in) else None
+        gb_ih = _wrap(sums_in, x.dtype) if need[6] else None
+        gb_hh = None
+        if need[7]:
+            gb_hh = _wrap(sums_in.copy() if g_hh is g_in else column_sums(g_hh), x.dtype)
         gh0 = _wrap(d_h0, x.dtype) if need[2] else None
         gc0 = _wrap(d_c0, x.dtype) if need[3] else None
         return None, gx, gh0, gc0, gw_ih, gw_hh, gb_ih, gb_hh, None
