@@ -261,14 +261,18 @@ def test_small_row_products_from_packed_register_tiles_match_numpy():
     kernel = lookup(("small_gemm",), small_gemm.build)
     rng = np.random.default_rng(9)
     shapes = [(m, 37, 70) for m in range(1, 18)] + [(20, 200, 800), (20, 800, 200), (5, 3, 1),
-                                                   (64, 96, 384)]
+                                                   (64, 96, 384), (128, 784, 256), (9, 0, 40)]
     for m, k, n in shapes:
         a = rng.standard_normal((m, 2 * k), dtype=np.float32)[:, :k]  # rows 2k apart
-        b = rng.standard_normal((k, n), dtype=np.float32)
-        out = np.full((m, n), np.nan, np.float32)
-        kernel(a, small_gemm.pack(b), out)
-        np.testing.assert_allclose(out, a.astype(np.float64) @ b.astype(np.float64),
-                                   rtol=1e-5, atol=1e-4, err_msg=str((m, k, n)))
+        w = rng.standard_normal((n, k), dtype=np.float32)
+        want = a.astype(np.float64) @ w.T.astype(np.float64)
+        # B packed once, B with contiguous rows, B = W.T (packed by transposes), a transposed A
+        for left, right in ((a, small_gemm.pack(w.T)), (a, np.ascontiguousarray(w.T)[None]),
+                            (a, w.T[None]), (np.asfortranarray(a), w.T[None, ::1, ::1])):
+            out = np.full((m, n), np.nan, np.float32)
+            kernel(left, right, out)
+            np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-4,
+                                       err_msg=str((m, k, n, left.strides, right.strides)))
     packed = small_gemm.pack(np.arange(6, dtype=np.float32).reshape(2, 3))
     assert packed.shape == (1, 2, 32)
     np.testing.assert_array_equal(packed[0, :, :3], [[0, 1, 2], [3, 4, 5]])

@@ -1,17 +1,19 @@
 """Kernel template: one float32 matrix product with few rows, on register tiles and both cores.
 
 A recurrent layer's step multiplies a (B, H) state by a weight, ``h @ W_hh.T`` forward and
-``d_gates @ W_hh`` backward, 35 times per sequence in the LSTM language model. At B = 20 OpenBLAS
-spends 58 and 69 us on these (2 threads): it packs both operands for every call, and its
-kernels are shaped for many rows. ``kernel(a, b, out)`` computes ``out = a @ b`` straight from
-the operands' memory with ``gemm_tile``'s 8 x 32 tiles (4-, 2- and 1-row tiles for the last
-rows, masked tiles for the last columns) and shares the tiles among OpenBLAS's own threads,
-each taking an equal share of the multiply-adds.
+``d_gates @ W_hh`` backward, 35 times per sequence in the LSTM language model; a small batch's
+linear layer is the same kind of product. At B = 20 OpenBLAS spends 58 and 69 us on the
+recurrent ones (2 threads): it packs both operands for every call, and its kernels are shaped
+for many rows. ``kernel(a, b, out)`` computes ``out = a @ b`` with ``gemm_tile``'s 8 x 32 tiles
+(4-, 2- and 1-row tiles for the last rows, masked tiles for the last columns), reading A in
+place and B as contiguous (K, 32) panels of its columns, and shares the tiles among OpenBLAS's
+own threads, each taking an equal share of the multiply-adds.
 
-``a`` (M, K) may have any row stride but contiguous rows; ``b`` comes packed by ``pack``, once
-for all the steps that share it (its tiles then read their 32 columns of B as one stream: 20%
-faster on one core than through B's row stride); ``out`` is C-contiguous (M, N). The caller
-checks float32 and AVX-512 (``gemm_tile.AVAILABLE``).
+``a`` (M, K) may have any strides. ``b`` is either a (1, K, N) view of B with any strides, whose
+panels each thread then packs as it reaches them (16 x 16 in-register transposes where B's
+columns are contiguous, as in ``W.T``), or B packed once by ``pack`` for many products (the
+recurrent steps). ``out`` is C-contiguous (M, N). The caller checks float32, non-negative strides
+and AVX-512 (``gemm_tile.AVAILABLE``).
 
 Example:
     >>> import numpy as np
@@ -32,6 +34,7 @@ from .templates import HEADER
 # a few microseconds.
 THREADED_MIN_WORK = 1 << 18
 
+
 def pack(b: np.ndarray) -> np.ndarray:
     """``b`` (K, N) float32 as ``ceil(N / 32)`` contiguous (K, 32) panels of its columns, the
     last one padded with zeros."""
@@ -48,38 +51,70 @@ def pack(b: np.ndarray) -> np.ndarray:
 _TILES = f'''
 from dynagrad.kernels.gemm_tile import (tile_8x32, tile_4x32, tile_2x32, tile_1x32,
                                         tile_8x32_masked, tile_4x32_masked, tile_2x32_masked,
-                                        tile_1x32_masked)
+                                        tile_1x32_masked, transpose_16x16)
 
 
 @numba.njit(nogil=True, error_model="numpy", inline="always")
-def block(a, a_row, b, b_row, c, c_row, k, rows, cols):
-    """``rows`` <= 8 rows by ``cols`` <= 32 columns of the product: one tile, or (rows below
-    8) one each of 4, 2 and 1 rows as the bits of ``rows`` say."""
+def block(a, a_row, a_col, b, c, c_row, k, rows, cols):
+    """``rows`` <= 8 rows by ``cols`` <= 32 columns of the product from one panel ``b``: one
+    tile, or (rows below 8) one each of 4, 2 and 1 rows as the bits of ``rows`` say."""
     if cols == {COLUMNS}:
         if rows == {ROWS}:
-            tile_8x32(a, a_row, 1, b, b_row, c, c_row, k)
+            tile_8x32(a, a_row, a_col, b, {COLUMNS}, c, c_row, k)
             return
         if rows & 4:
-            tile_4x32(a, a_row, 1, b, b_row, c, c_row, k)
+            tile_4x32(a, a_row, a_col, b, {COLUMNS}, c, c_row, k)
             a, c = a + 4 * a_row * 4, c + 4 * c_row * 4
         if rows & 2:
-            tile_2x32(a, a_row, 1, b, b_row, c, c_row, k)
+            tile_2x32(a, a_row, a_col, b, {COLUMNS}, c, c_row, k)
             a, c = a + 2 * a_row * 4, c + 2 * c_row * 4
         if rows & 1:
-            tile_1x32(a, a_row, 1, b, b_row, c, c_row, k)
+            tile_1x32(a, a_row, a_col, b, {COLUMNS}, c, c_row, k)
         return
     if rows == {ROWS}:
-        tile_8x32_masked(a, a_row, 1, b, b_row, c, c_row, k, cols)
+        tile_8x32_masked(a, a_row, a_col, b, {COLUMNS}, c, c_row, k, cols)
         return
     if rows & 4:
-        tile_4x32_masked(a, a_row, 1, b, b_row, c, c_row, k, cols)
+        tile_4x32_masked(a, a_row, a_col, b, {COLUMNS}, c, c_row, k, cols)
         a, c = a + 4 * a_row * 4, c + 4 * c_row * 4
     if rows & 2:
-        tile_2x32_masked(a, a_row, 1, b, b_row, c, c_row, k, cols)
+        tile_2x32_masked(a, a_row, a_col, b, {COLUMNS}, c, c_row, k, cols)
         a, c = a + 2 * a_row * 4, c + 2 * c_row * 4
     if rows & 1:
-        tile_1x32_masked(a, a_row, 1, b, b_row, c, c_row, k, cols)
+        tile_1x32_masked(a, a_row, a_col, b, {COLUMNS}, c, c_row, k, cols)
+
+
+@numba.njit(nogil=True, error_model="numpy")
+def pack_panel(b, b_row, b_col, extent, j, cols, k, panel):
+    """Columns ``j .. j + cols`` of B (at address ``b``, element strides ``b_row``, ``b_col``,
+    ``extent`` elements in reach) as the (k, 32) panel at address ``panel``; columns from
+    ``cols`` on are left unset (the masked tiles never read them)."""
+    src = numba.carray(pointer(b), extent, np.float32)
+    dst = numba.carray(pointer(panel), k * {COLUMNS}, np.float32)
+    done = 0
+    if b_row == 1:  # B's columns are contiguous (W.T): transpose 16 x 16 blocks of W's rows
+        whole = k - k % 16
+        done = cols - cols % 16
+        for h in range(0, done, 16):
+            for p in range(0, whole, 16):
+                transpose_16x16(b + ((j + h) * b_col + p) * 4, b_col, panel + (p * {COLUMNS} + h) * 4,
+                                {COLUMNS})
+            for p in range(whole, k):
+                for q in range(h, h + 16):
+                    dst[p * {COLUMNS} + q] = src[p + (j + q) * b_col]
+    if b_col == 1:  # contiguous rows: a vector copy (a variable stride would keep it scalar)
+        for p in range(k):
+            row = src[p * b_row + j:p * b_row + j + cols]
+            to = dst[p * {COLUMNS}:p * {COLUMNS} + cols]
+            for q in range(cols):
+                to[q] = row[q]
+        return
+    for p in range(k):
+        row = p * b_row + j * b_col
+        for q in range(done, cols):
+            dst[p * {COLUMNS} + q] = src[row + q * b_col]
 '''
+
 
 def _source(pooled: bool) -> str:
     """The kernel module's source; ``pooled``: threaded on OpenBLAS's workers."""
@@ -90,27 +125,44 @@ def _source(pooled: bool) -> str:
 from dynagrad.kernels.worker_pool import pointer{imports}
 {_TILES}
 
-_WORDS = 9  # of a slice's row: first unit, end unit, a, a_row, b, c, m, n, k
+# a slice's row of words: first unit, end unit, then a, a_row, a_col, b, b_row, b_col, extent,
+# packed, panel buffer, out, m, n, k (addresses in bytes, strides in elements)
+_WORDS = 15
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def slice_kernel(row):
-    """Units ``[first, end)`` of the product; unit u is row block u % blocks of column tile
-    u // blocks (so a thread's consecutive units reuse one column tile of B from L1)."""
+    """Units ``[first, end)`` of the product; unit u is row block u % blocks of column panel
+    u // blocks, so a thread's consecutive units share one panel (packed once, read from L1)."""
     w = numba.carray(row, _WORDS, np.int64)
-    a, a_row, b, c, m, n, k = w[2], w[3], w[4], w[5], w[6], w[7], w[8]
+    a, a_row, a_col, b, b_row, b_col, extent = w[2], w[3], w[4], w[5], w[6], w[7], w[8]
+    packed, buffer, c, m, n, k = w[9], w[10], w[11], w[12], w[13], w[14]
     blocks = (m + {ROWS - 1}) // {ROWS}
+    current = -1
     for u in range(w[0], w[1]):
         i, panel = u % blocks * {ROWS}, u // blocks
         j = panel * {COLUMNS}
-        block(a + i * a_row * 4, a_row, b + panel * k * {COLUMNS * 4}, {COLUMNS},
-              c + (i * n + j) * 4, n, k, min({ROWS}, m - i), min({COLUMNS}, n - j))
+        cols = min({COLUMNS}, n - j)
+        if packed:
+            at = b + panel * k * {COLUMNS * 4}
+        else:
+            if panel != current:
+                pack_panel(b, b_row, b_col, extent, j, cols, k, buffer)
+                current = panel
+            at = buffer
+        block(a + i * a_row * 4, a_row, a_col, at, c + (i * n + j) * 4, n, k,
+              min({ROWS}, m - i), cols)
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def kernel(a, b, out):
     m, k = a.shape
     n = out.shape[1]
+    if m == 0 or n == 0:
+        return
+    # pack()'s panels, or a (1, k, 32) B whose rows are contiguous: already one panel
+    packed = (b.shape[2] == {COLUMNS} and b.strides[2] == 4 and b.strides[1] == {COLUMNS * 4}
+              and (b.shape[0] == 1 or b.strides[0] == k * {COLUMNS * 4}))
     blocks = (m + {ROWS - 1}) // {ROWS}
     units = blocks * ((n + {COLUMNS - 1}) // {COLUMNS})
     slices = min({slices}, units) if m * n * k >= {THREADED_MIN_WORK} else 1
@@ -125,9 +177,14 @@ def kernel(a, b, out):
             s += 1
         done += _cost(u, blocks, m, n)
     rows[slices - 1, 1] = units
+    panels = np.empty((slices, 1 if packed else k * {COLUMNS}), np.float32)
+    b_row, b_col = b.strides[1] // 4, b.strides[2] // 4
     for s in range(slices):
-        rows[s, 2], rows[s, 3], rows[s, 4] = a.ctypes.data, a.strides[0] // 4, b.ctypes.data
-        rows[s, 5], rows[s, 6], rows[s, 7], rows[s, 8] = out.ctypes.data, m, n, k
+        rows[s, 2], rows[s, 3], rows[s, 4] = a.ctypes.data, a.strides[0] // 4, a.strides[1] // 4
+        rows[s, 5], rows[s, 6], rows[s, 7] = b.ctypes.data, b_row, b_col
+        rows[s, 8] = (k - 1) * b_row + (n - 1) * b_col + 1
+        rows[s, 9], rows[s, 10] = packed, panels[s].ctypes.data
+        rows[s, 11], rows[s, 12], rows[s, 13], rows[s, 14] = out.ctypes.data, m, n, k
     if slices == 1:
         slice_kernel(pointer(rows.ctypes.data))
     else:
@@ -143,8 +200,8 @@ def _cost(u, blocks, m, n):
 
 def build() -> tuple:
     """``(source, function name, argument types, description)`` for ``cache.lookup``."""
-    signature = (types.Array(types.float32, 2, "A", readonly=True),
-                 types.Array(types.float32, 3, "C", readonly=True),
+    operand = types.Array(types.float32, 2, "A", readonly=True)
+    signature = (operand, types.Array(types.float32, 3, "A", readonly=True),
                  types.Array(types.float32, 2, "C"))
     return (_source(worker_pool.AVAILABLE), "kernel", signature,
             "float32 matmul with few rows (register tiles)")

@@ -19,8 +19,8 @@ from ..autograd import grad_mode
 from ..autograd.function import edge_of, node_class, record
 from ..dtypes import float32, float64
 from ..errors import describe
-from ..kernels import batched_gemm, gemm_tile, gpu
-from ..kernels.cache import lookup
+from ..kernels import batched_gemm, gemm_tile, gpu, small_gemm
+from ..kernels.cache import _memory, lookup
 from ..tensor import TENSOR_TYPES, Tensor, _wrap
 from ._util import as_tensor_arg, broadcast_shapes
 from .elementwise import sum_to
@@ -122,6 +122,39 @@ SPLIT_MAX_PRODUCT = 1 << 24   # m * k * n of one product
 SPLIT_MIN_BATCH_WORK = 1 << 25  # m * k * n summed over the batch
 
 
+# One float32 product with few rows runs on small_gemm's register tiles when it beats OpenBLAS
+# (2 threads each): MLP b128's products 128x784x256 272 -> 227 us, 128x256x256 97 -> 70,
+# its weight gradients 256x128x784 240 -> 211 and 256x128x256 103 -> 71. Larger ones lose
+# (256x256x784 with B's rows contiguous: 394 -> 424; 256x1024x784: 1.51 -> 2.05 ms), as do
+# those with a short K (128x10x256: 7 -> 12 us).
+SMALL_ROWS_MAX = 256            # m
+SMALL_ROWS_MIN_K = 32
+SMALL_ROWS_MAX_WORK = 1 << 25   # m * k * n
+
+
+def matmul_2d(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """``np.matmul(a, b, out=out)`` for 2-D ``a`` and ``b`` (``out`` C-contiguous, or None);
+    a float32 product with few rows runs on ``kernels/small_gemm.py``'s register tiles.
+
+    Example:
+        >>> import numpy as np
+        >>> matmul_2d(np.ones((2, 3), np.float32), np.ones((3, 4), np.float32)).tolist()[0]
+        [3.0, 3.0, 3.0, 3.0]
+    """
+    m, k = a.shape
+    n = b.shape[1]
+    if not (gemm_tile.AVAILABLE and a.dtype == np.float32 and b.dtype == np.float32
+            and m <= SMALL_ROWS_MAX and k >= SMALL_ROWS_MIN_K and m * k * n <= SMALL_ROWS_MAX_WORK
+            and min(a.strides + b.strides) >= 0
+            and all(s % 4 == 0 for s in a.strides + b.strides)):
+        return np.matmul(a, b, out=out)
+    if out is None:
+        out = np.empty((m, n), np.float32)
+    kernel = _memory.get(("small_gemm",)) or lookup(("small_gemm",), small_gemm.build)
+    kernel(a, b[None], out)
+    return out
+
+
 def _tiles_fit(ad: np.ndarray, bd: np.ndarray, shape: tuple, k: int) -> bool:
     """Whether ``batched_gemm`` takes this batch of small products: float32 on AVX-512, 3-D or
     4-D, whole tiles (M % 8, N % 32), float32-aligned strides, and a right operand whose rows
@@ -138,6 +171,8 @@ def _tiles_fit(ad: np.ndarray, bd: np.ndarray, shape: tuple, k: int) -> bool:
 def _cpu_matmul(ad: np.ndarray, bd: np.ndarray) -> np.ndarray:
     """``np.matmul(ad, bd)``; a batch of small float products runs as ``run_split`` slices of
     its first batch dim."""
+    if ad.ndim == 2 and bd.ndim == 2:
+        return matmul_2d(ad, bd)
     if ad.ndim < 2 or bd.ndim < 2 or max(ad.ndim, bd.ndim) < 3 or ad.dtype != bd.dtype \
             or ad.dtype.type not in (np.float32, np.float64):
         return np.matmul(ad, bd)

@@ -1,8 +1,9 @@
 """``linear`` and ``bilinear``: the affine maps behind ``nn.Linear`` and ``nn.Bilinear``.
 
 ``linear`` is one GEMM on the input flattened to 2-D plus an in-place bias add, with a fused
-backward node: ``grad_x = g @ W``, ``grad_W = g^T @ x``, ``grad_b = g.sum(0)`` (three BLAS-speed
-NumPy calls; no batched products, no broadcast reductions). On CUDA, ``linear_composite`` runs
+backward node: ``grad_x = g @ W``, ``grad_W = g^T @ x``, ``grad_b = g.sum(0)`` (three 2-D
+products, ``ops.linalg.matmul_2d``: BLAS, or register tiles for few rows; no batched products,
+no broadcast reductions). On CUDA, ``linear_composite`` runs
 the same products as ops.
 
 Example:
@@ -20,7 +21,7 @@ from ...autograd.function import Node, record
 from ...dtypes import float32, float64
 from ...errors import describe
 from ...kernels import cpu, memory
-from ...ops.linalg import einsum, matmul
+from ...ops.linalg import einsum, matmul, matmul_2d
 from ...tensor import Tensor, _wrap
 from ._placement import any_cuda
 
@@ -44,11 +45,11 @@ class _LinearBackward(Node):
         gd = g._data.reshape(-1, n_out)
         gx = gw = None
         if want_x:
-            gx = np.matmul(gd, w._data, out=_product_out(gd.shape[0], n_in, gd.dtype))
+            gx = matmul_2d(gd, w._data, out=_product_out(gd.shape[0], n_in, gd.dtype))
             gx = _wrap(gx.reshape(x._data.shape), dt)
         if want_w:
             x2 = x._data.reshape(-1, n_in)
-            gw = _wrap(np.matmul(gd.T, x2, out=_product_out(n_out, n_in, gd.dtype)), dt)
+            gw = _wrap(matmul_2d(gd.T, x2, out=_product_out(n_out, n_in, gd.dtype)), dt)
         gb = _wrap(column_sums(gd), dt) if want_b else None
         return gx, gw, gb
 
@@ -111,7 +112,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     n_out, n_in = weight.shape
     xd = input._data
     x2 = xd.reshape(-1, n_in)
-    res = np.matmul(x2, weight._data.T, out=_product_out(x2.shape[0], n_out, x2.dtype))
+    res = matmul_2d(x2, weight._data.T, out=_product_out(x2.shape[0], n_out, x2.dtype))
     if bias is not None:  # the GEMM result is fresh: add in place, no temporary
         cpu.add_rows(res, bias._data)
     out = _wrap(res.reshape(xd.shape[:-1] + (n_out,)), dt)
