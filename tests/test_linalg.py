@@ -279,6 +279,31 @@ def test_small_row_products_from_packed_register_tiles_match_numpy():
     assert not packed[0, :, 3:].any()  # the padding columns are zeros
 
 
+def test_linear_and_2d_matmul_with_few_rows_match_float64():
+    # float32 products in ops.linalg.matmul_2d's tile range (m <= 256, k >= 32): F.linear's
+    # forward (x @ W.T), input and weight gradients (g @ W, g.T @ x) and a plain 2-D matmul of
+    # a transposed view, against float64 NumPy
+    import dynagrad.nn.functional as F
+    from dynagrad.ops import linalg
+    rng = np.random.default_rng(10)
+    for rows, n_in, n_out in [(128, 784, 256), (20, 200, 36), (3, 64, 1000)]:
+        assert linalg.SMALL_ROWS_WORK[0] <= rows * n_in * n_out <= linalg.SMALL_ROWS_WORK[1]
+        x = rng.standard_normal((rows, n_in), dtype=np.float32)
+        w = rng.standard_normal((n_out, n_in), dtype=np.float32) / np.float32(np.sqrt(n_in))
+        b = rng.standard_normal(n_out, dtype=np.float32)
+        g = rng.standard_normal((rows, n_out), dtype=np.float32)
+        xt = dg.tensor(x, requires_grad=True)
+        wt = dg.tensor(w, requires_grad=True)
+        out = F.linear(xt, wt, dg.tensor(b))
+        out.backward(dg.tensor(g))
+        x64, w64, g64 = x.astype(np.float64), w.astype(np.float64), g.astype(np.float64)
+        np.testing.assert_allclose(out.detach().numpy(), x64 @ w64.T + b, rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(xt.grad.numpy(), g64 @ w64, rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(wt.grad.numpy(), g64.T @ x64, rtol=1e-4, atol=2e-4)
+        got = dg.matmul(dg.tensor(x), dg.tensor(w).mT)
+        np.testing.assert_allclose(got.numpy(), x64 @ w64.T, rtol=1e-4, atol=1e-4)
+
+
 def test_operator_forms_and_double_backward():
     a, b = data((2, 3), 1), data((3, 2), 2)
     x = dg.tensor(a, dtype=dg.float64, requires_grad=True)

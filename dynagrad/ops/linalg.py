@@ -123,13 +123,14 @@ SPLIT_MIN_BATCH_WORK = 1 << 25  # m * k * n summed over the batch
 
 
 # One float32 product with few rows runs on small_gemm's register tiles when it beats OpenBLAS
-# (2 threads each): MLP b128's products 128x784x256 272 -> 227 us, 128x256x256 97 -> 70,
-# its weight gradients 256x128x784 240 -> 211 and 256x128x256 103 -> 71. Larger ones lose
-# (256x256x784 with B's rows contiguous: 394 -> 424; 256x1024x784: 1.51 -> 2.05 ms), as do
-# those with a short K (128x10x256: 7 -> 12 us).
+# (2 threads each; m x k x n): MLP b128's products 128x784x256 272 -> 227 us, 128x256x256
+# 97 -> 70, its weight gradients 256x128x784 240 -> 211 and 256x128x256 103 -> 71; LeNet-5's
+# 64x400x120 55 -> 39 and 120x64x400 48 -> 31. Larger ones lose (256x256x784 with B's rows
+# contiguous: 394 -> 424 us; 256x1024x784: 1.51 -> 2.05 ms), as do those with a short K
+# (128x10x256: 7 -> 12 us) and the tiniest (64x84x10: 2.3 -> 3.7 us).
 SMALL_ROWS_MAX = 256            # m
 SMALL_ROWS_MIN_K = 32
-SMALL_ROWS_MAX_WORK = 1 << 25   # m * k * n
+SMALL_ROWS_WORK = (1 << 17, 1 << 25)  # m * k * n, from and to
 
 
 def matmul_2d(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
@@ -144,7 +145,8 @@ def matmul_2d(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np
     m, k = a.shape
     n = b.shape[1]
     if not (gemm_tile.AVAILABLE and a.dtype == np.float32 and b.dtype == np.float32
-            and m <= SMALL_ROWS_MAX and k >= SMALL_ROWS_MIN_K and m * k * n <= SMALL_ROWS_MAX_WORK
+            and m <= SMALL_ROWS_MAX and k >= SMALL_ROWS_MIN_K
+            and SMALL_ROWS_WORK[0] <= m * k * n <= SMALL_ROWS_WORK[1]
             and min(a.strides + b.strides) >= 0
             and all(s % 4 == 0 for s in a.strides + b.strides)):
         return np.matmul(a, b, out=out)
