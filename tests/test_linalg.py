@@ -251,17 +251,18 @@ def test_batched_small_products_from_register_tiles_match_numpy():
 
 
 def test_small_row_products_from_packed_register_tiles_match_numpy():
-    # kernels.small_gemm (the recurrent layers' state products): every row remainder (8-row
-    # tiles, then 4/2/1-row ones), masked last columns, a left operand with a row stride, on
-    # one thread and split over OpenBLAS's workers, against float64 NumPy
+    # kernels.small_gemm (recurrent state products, linear layers with few rows): every row
+    # remainder (14- or 8-row tiles, then 8/4/2/1-row ones), masked last columns, a left operand
+    # with a row stride, on one thread and split over OpenBLAS's workers, against float64 NumPy
     from dynagrad.kernels import gemm_tile, small_gemm
     from dynagrad.kernels.cache import lookup
     if not gemm_tile.AVAILABLE:
         pytest.skip("the register tiles need AVX-512")
     kernel = lookup(("small_gemm",), small_gemm.build)
     rng = np.random.default_rng(9)
-    shapes = [(m, 37, 70) for m in range(1, 18)] + [(20, 200, 800), (20, 800, 200), (5, 3, 1),
-                                                   (64, 96, 384), (128, 784, 256), (9, 0, 40)]
+    # (8-row blocks below small_gemm.TALL_FROM rows, 14-row ones from there: every remainder)
+    shapes = [(m, 37, 70) for m in (*range(1, 18), *range(28, 42))] + [
+        (20, 200, 800), (20, 800, 200), (5, 3, 1), (64, 96, 384), (128, 784, 256), (9, 0, 40)]
     for m, k, n in shapes:
         a = rng.standard_normal((m, 2 * k), dtype=np.float32)[:, :k]  # rows 2k apart
         w = rng.standard_normal((n, k), dtype=np.float32)

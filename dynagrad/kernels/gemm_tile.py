@@ -120,9 +120,10 @@ def _b_vector(builder, base, offset, mask):
 # ``C[r, j]`` at ``c + r * c_row + j`` (addresses in bytes, strides in float32 elements):
 # tile_8x32(a, a_row, a_col, b, b_row, c, c_row, k), tile_8x32_masked(..., k, cols), and the
 # same for 4, 2 and 1 rows (``small_gemm`` covers any M with them).
-tile_8x32, tile_4x32, tile_2x32, tile_1x32 = (_tile(r, False) for r in (8, 4, 2, 1))
-tile_8x32_masked, tile_4x32_masked, tile_2x32_masked, tile_1x32_masked = (
-    _tile(r, True) for r in (8, 4, 2, 1))
+tile_14x32, tile_8x32, tile_4x32, tile_2x32, tile_1x32 = (
+    _tile(r, False) for r in (14, 8, 4, 2, 1))
+tile_14x32_masked, tile_8x32_masked, tile_4x32_masked, tile_2x32_masked, tile_1x32_masked = (
+    _tile(r, True) for r in (14, 8, 4, 2, 1))
 
 
 @intrinsic

@@ -4,10 +4,10 @@ A recurrent layer's step multiplies a (B, H) state by a weight, ``h @ W_hh.T`` f
 ``d_gates @ W_hh`` backward, 35 times per sequence in the LSTM language model; a small batch's
 linear layer is the same kind of product. At B = 20 OpenBLAS spends 58 and 69 us on the
 recurrent ones (2 threads): it packs both operands for every call, and its kernels are shaped
-for many rows. ``kernel(a, b, out)`` computes ``out = a @ b`` with ``gemm_tile``'s 8 x 32 tiles
-(4-, 2- and 1-row tiles for the last rows, masked tiles for the last columns), reading A in
-place and B as contiguous (K, 32) panels of its columns, and shares the tiles among OpenBLAS's
-own threads, each taking an equal share of the multiply-adds.
+for many rows. ``kernel(a, b, out)`` computes ``out = a @ b`` with ``gemm_tile``'s 14 x 32 or
+8 x 32 tiles (8-, 4-, 2- and 1-row tiles for the last rows, masked tiles for the last columns),
+reading A in place and B as contiguous (K, 32) panels of its columns, and shares the tiles among
+OpenBLAS's own threads, each taking an equal share of the multiply-adds.
 
 ``a`` (M, K) may have any strides. ``b`` is either a (1, K, N) view of B with any strides, whose
 panels each thread then packs as it reaches them (16 x 16 in-register transposes where B's
@@ -27,7 +27,16 @@ import numpy as np
 from numba import types
 
 from . import worker_pool
-from .gemm_tile import COLUMNS, ROWS
+from .gemm_tile import COLUMNS
+
+# Rows of one block. A 14 x 32 tile (28 of the 32 vector registers accumulate) ran 5-15% faster
+# than 8 x 32 on one core with B packed (840x784x384: 129 -> 146-154 GFLOP/s; 840x200x768:
+# 151-162 -> 157-158; 8 x 48, 6 x 64, 4 x 96 and 10 x 48 were slower or mixed). In the threaded
+# kernel, back to back: 128x784x256 195 -> 187 us, 256x128x784 197 -> 187, 64x400x120 30.6 ->
+# 29.3; but 20 rows split 14 + 4 + 2 lost to 8 + 8 + 4 (20x800x200: 32.3 -> 33.3 us), so
+# products of fewer than TALL_FROM rows keep 8-row blocks.
+ROWS = 14
+TALL_FROM = 28
 from .templates import HEADER
 
 # Below this many multiply-adds one thread runs the product: handing a slice to a second costs
@@ -49,19 +58,22 @@ def pack(b: np.ndarray) -> np.ndarray:
 
 
 _TILES = f'''
-from dynagrad.kernels.gemm_tile import (tile_8x32, tile_4x32, tile_2x32, tile_1x32,
-                                        tile_8x32_masked, tile_4x32_masked, tile_2x32_masked,
-                                        tile_1x32_masked, transpose_16x16)
+from dynagrad.kernels.gemm_tile import (tile_14x32, tile_8x32, tile_4x32, tile_2x32, tile_1x32,
+                                        tile_14x32_masked, tile_8x32_masked, tile_4x32_masked,
+                                        tile_2x32_masked, tile_1x32_masked, transpose_16x16)
 
 
 @numba.njit(nogil=True, error_model="numpy", inline="always")
 def block(a, a_row, a_col, b, c, c_row, k, rows, cols):
-    """``rows`` <= 8 rows by ``cols`` <= 32 columns of the product from one panel ``b``: one
-    tile, or (rows below 8) one each of 4, 2 and 1 rows as the bits of ``rows`` say."""
+    """``rows`` <= {ROWS} rows by ``cols`` <= 32 columns of the product from one panel ``b``:
+    one tile, or (fewer rows) one each of 8, 4, 2 and 1 rows as the bits of ``rows`` say."""
     if cols == {COLUMNS}:
         if rows == {ROWS}:
-            tile_8x32(a, a_row, a_col, b, {COLUMNS}, c, c_row, k)
+            tile_14x32(a, a_row, a_col, b, {COLUMNS}, c, c_row, k)
             return
+        if rows & 8:
+            tile_8x32(a, a_row, a_col, b, {COLUMNS}, c, c_row, k)
+            a, c = a + 8 * a_row * 4, c + 8 * c_row * 4
         if rows & 4:
             tile_4x32(a, a_row, a_col, b, {COLUMNS}, c, c_row, k)
             a, c = a + 4 * a_row * 4, c + 4 * c_row * 4
@@ -72,8 +84,11 @@ def block(a, a_row, a_col, b, c, c_row, k, rows, cols):
             tile_1x32(a, a_row, a_col, b, {COLUMNS}, c, c_row, k)
         return
     if rows == {ROWS}:
-        tile_8x32_masked(a, a_row, a_col, b, {COLUMNS}, c, c_row, k, cols)
+        tile_14x32_masked(a, a_row, a_col, b, {COLUMNS}, c, c_row, k, cols)
         return
+    if rows & 8:
+        tile_8x32_masked(a, a_row, a_col, b, {COLUMNS}, c, c_row, k, cols)
+        a, c = a + 8 * a_row * 4, c + 8 * c_row * 4
     if rows & 4:
         tile_4x32_masked(a, a_row, a_col, b, {COLUMNS}, c, c_row, k, cols)
         a, c = a + 4 * a_row * 4, c + 4 * c_row * 4
@@ -97,8 +112,8 @@ def pack_panel(b, b_row, b_col, extent, j, cols, k, panel):
         done = cols - cols % 16
         for h in range(0, done, 16):
             for p in range(0, whole, 16):
-                transpose_16x16(b + ((j + h) * b_col + p) * 4, b_col, panel + (p * {COLUMNS} + h) * 4,
-                                {COLUMNS})
+                transpose_16x16(b + ((j + h) * b_col + p) * 4, b_col,
+                                panel + (p * {COLUMNS} + h) * 4, {COLUMNS})
             for p in range(whole, k):
                 for q in range(h, h + 16):
                     dst[p * {COLUMNS} + q] = src[p + (j + q) * b_col]
@@ -126,8 +141,8 @@ from dynagrad.kernels.worker_pool import pointer{imports}
 {_TILES}
 
 # a slice's row of words: first unit, end unit, then a, a_row, a_col, b, b_row, b_col, extent,
-# packed, panel buffer, out, m, n, k (addresses in bytes, strides in elements)
-_WORDS = 15
+# packed, panel buffer, out, m, n, k, rows per block (addresses in bytes, strides in elements)
+_WORDS = 16
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
@@ -136,11 +151,11 @@ def slice_kernel(row):
     u // blocks, so a thread's consecutive units share one panel (packed once, read from L1)."""
     w = numba.carray(row, _WORDS, np.int64)
     a, a_row, a_col, b, b_row, b_col, extent = w[2], w[3], w[4], w[5], w[6], w[7], w[8]
-    packed, buffer, c, m, n, k = w[9], w[10], w[11], w[12], w[13], w[14]
-    blocks = (m + {ROWS - 1}) // {ROWS}
+    packed, buffer, c, m, n, k, height = w[9], w[10], w[11], w[12], w[13], w[14], w[15]
+    blocks = (m + height - 1) // height
     current = -1
     for u in range(w[0], w[1]):
-        i, panel = u % blocks * {ROWS}, u // blocks
+        i, panel = u % blocks * height, u // blocks
         j = panel * {COLUMNS}
         cols = min({COLUMNS}, n - j)
         if packed:
@@ -151,7 +166,7 @@ def slice_kernel(row):
                 current = panel
             at = buffer
         block(a + i * a_row * 4, a_row, a_col, at, c + (i * n + j) * 4, n, k,
-              min({ROWS}, m - i), cols)
+              min(height, m - i), cols)
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
@@ -163,7 +178,8 @@ def kernel(a, b, out):
     # pack()'s panels, or a (1, k, 32) B whose rows are contiguous: already one panel
     packed = (b.shape[2] == {COLUMNS} and b.strides[2] == 4 and b.strides[1] == {COLUMNS * 4}
               and (b.shape[0] == 1 or b.strides[0] == k * {COLUMNS * 4}))
-    blocks = (m + {ROWS - 1}) // {ROWS}
+    height = {ROWS} if m >= {TALL_FROM} else 8
+    blocks = (m + height - 1) // height
     units = blocks * ((n + {COLUMNS - 1}) // {COLUMNS})
     slices = min({slices}, units) if m * n * k >= {THREADED_MIN_WORK} else 1
     rows = np.zeros((slices, _WORDS), np.int64)
@@ -171,11 +187,12 @@ def kernel(a, b, out):
     share = m * n / slices
     done, s = 0.0, 1
     for u in range(units):
-        if s < slices and abs(done - s * share) <= abs(done + _cost(u, blocks, m, n) - s * share):
+        cost = _cost(u, blocks, height, m, n)
+        if s < slices and abs(done - s * share) <= abs(done + cost - s * share):
             rows[s - 1, 1] = u
             rows[s, 0] = u
             s += 1
-        done += _cost(u, blocks, m, n)
+        done += cost
     rows[slices - 1, 1] = units
     panels = np.empty((slices, 1 if packed else k * {COLUMNS}), np.float32)
     b_row, b_col = b.strides[1] // 4, b.strides[2] // 4
@@ -185,6 +202,7 @@ def kernel(a, b, out):
         rows[s, 8] = (k - 1) * b_row + (n - 1) * b_col + 1
         rows[s, 9], rows[s, 10] = packed, panels[s].ctypes.data
         rows[s, 11], rows[s, 12], rows[s, 13], rows[s, 14] = out.ctypes.data, m, n, k
+        rows[s, 15] = height
     if slices == 1:
         slice_kernel(pointer(rows.ctypes.data))
     else:
@@ -192,9 +210,9 @@ def kernel(a, b, out):
 
 
 @numba.njit(inline="always")
-def _cost(u, blocks, m, n):
-    i, j = u % blocks * {ROWS}, u // blocks * {COLUMNS}
-    return min({ROWS}, m - i) * min({COLUMNS}, n - j)
+def _cost(u, blocks, height, m, n):
+    i, j = u % blocks * height, u // blocks * {COLUMNS}
+    return min(height, m - i) * min({COLUMNS}, n - j)
 '''
 
 
