@@ -287,7 +287,7 @@ def test_linear_and_2d_matmul_with_few_rows_match_float64():
     import dynagrad.nn.functional as F
     from dynagrad.ops import linalg
     rng = np.random.default_rng(10)
-    for rows, n_in, n_out in [(128, 784, 256), (20, 200, 36), (3, 64, 1000)]:
+    for rows, n_in, n_out in [(128, 784, 256), (20, 200, 36), (3, 64, 1000), (300, 64, 128)]:
         assert linalg.SMALL_ROWS_WORK[0] <= rows * n_in * n_out <= linalg.SMALL_ROWS_WORK[1]
         x = rng.standard_normal((rows, n_in), dtype=np.float32)
         w = rng.standard_normal((n_out, n_in), dtype=np.float32) / np.float32(np.sqrt(n_in))

@@ -122,15 +122,18 @@ SPLIT_MAX_PRODUCT = 1 << 24   # m * k * n of one product
 SPLIT_MIN_BATCH_WORK = 1 << 25  # m * k * n summed over the batch
 
 
-# One float32 product with few rows runs on small_gemm's register tiles when it beats OpenBLAS
-# (2 threads each; m x k x n): MLP b128's products 128x784x256 272 -> 227 us, 128x256x256
-# 97 -> 70, its weight gradients 256x128x784 240 -> 211 and 256x128x256 103 -> 71; LeNet-5's
-# 64x400x120 55 -> 39 and 120x64x400 48 -> 31. Larger ones lose (256x256x784 with B's rows
-# contiguous: 394 -> 424 us; 256x1024x784: 1.51 -> 2.05 ms), as do those with a short K
-# (128x10x256: 7 -> 12 us) and the tiniest (64x84x10: 2.3 -> 3.7 us).
-SMALL_ROWS_MAX = 256            # m
+# One float32 product with few rows runs on small_gemm's register tiles where it beat OpenBLAS
+# (2 threads each, back to back; m x k x n, us): MLP b128's 128x784x256 260 -> 174, 128x256x256
+# 96 -> 67, its weight gradients 256x128x784 232 -> 206 and 256x128x256 89 -> 63; MLP b512's
+# 512x784x256 839 -> 702; LeNet-5's 64x400x120 55 -> 39; the MNIST CNN's 64x9216x128 1021 -> 752
+# and 128x64x9216 717 -> 606. Not routed there, because they lost: products with a short k
+# (128x10x256: 7 -> 12) or tiny ones (64x84x10: 2.3 -> 3.7); more rows (1024x256x784: 1309 ->
+# 1421); and a B with contiguous rows (packed by copies, where W.T is packed by transposes) that
+# is both deep and wide (256x256x784: 364 -> 384; 256x1024x784: 1488 -> 1815).
+SMALL_ROWS_MAX = 512                  # m
 SMALL_ROWS_MIN_K = 32
-SMALL_ROWS_WORK = (1 << 17, 1 << 25)  # m * k * n, from and to
+SMALL_ROWS_WORK = (1 << 17, 1 << 27)  # m * k * n, from and to
+ROW_PACKED_MAX = (128, 512)           # (k, n): a B with contiguous rows within either bound
 
 
 def matmul_2d(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
@@ -147,8 +150,10 @@ def matmul_2d(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np
     if not (gemm_tile.AVAILABLE and a.dtype == np.float32 and b.dtype == np.float32
             and m <= SMALL_ROWS_MAX and k >= SMALL_ROWS_MIN_K
             and SMALL_ROWS_WORK[0] <= m * k * n <= SMALL_ROWS_WORK[1]
-            and min(a.strides + b.strides) >= 0
-            and all(s % 4 == 0 for s in a.strides + b.strides)):
+            and min(a.strides) >= 0 and all(s % 4 == 0 for s in a.strides)
+            and (b.strides[0] == 4 and b.strides[1] >= 0
+                 or b.strides[1] == 4 and b.strides[0] >= 0
+                 and (k <= ROW_PACKED_MAX[0] or n <= ROW_PACKED_MAX[1]))):
         return np.matmul(a, b, out=out)
     if out is None:
         out = np.empty((m, n), np.float32)
