@@ -37,6 +37,7 @@ from .gemm_tile import COLUMNS
 # products of fewer than TALL_FROM rows keep 8-row blocks.
 ROWS = 14
 TALL_FROM = 28
+GROUP_BYTES = 1 << 19
 from .templates import HEADER
 
 # Below this many multiply-adds one thread runs the product: handing a slice to a second costs
@@ -141,32 +142,41 @@ from dynagrad.kernels.worker_pool import pointer{imports}
 {_TILES}
 
 # a slice's row of words: first unit, end unit, then a, a_row, a_col, b, b_row, b_col, extent,
-# packed, panel buffer, out, m, n, k, rows per block (addresses in bytes, strides in elements)
-_WORDS = 16
+# packed, panel buffer, out, m, n, k, rows per block, panels per group (addresses in bytes,
+# strides in elements)
+_WORDS = 17
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def slice_kernel(row):
     """Units ``[first, end)`` of the product; unit u is row block u % blocks of column panel
-    u // blocks, so a thread's consecutive units share one panel (packed once, read from L1)."""
+    u // blocks. The panels go in groups of ``group`` (packed together into the buffer): each
+    row block of A then serves the whole group while it is in L1."""
     w = numba.carray(row, _WORDS, np.int64)
     a, a_row, a_col, b, b_row, b_col, extent = w[2], w[3], w[4], w[5], w[6], w[7], w[8]
     packed, buffer, c, m, n, k, height = w[9], w[10], w[11], w[12], w[13], w[14], w[15]
+    first, end, group = w[0], w[1], w[16]
+    if end <= first:
+        return
     blocks = (m + height - 1) // height
-    current = -1
-    for u in range(w[0], w[1]):
-        i, panel = u % blocks * height, u // blocks
-        j = panel * {COLUMNS}
-        cols = min({COLUMNS}, n - j)
-        if packed:
-            at = b + panel * k * {COLUMNS * 4}
-        else:
-            if panel != current:
-                pack_panel(b, b_row, b_col, extent, j, cols, k, buffer)
-                current = panel
-            at = buffer
-        block(a + i * a_row * 4, a_row, a_col, at, c + (i * n + j) * 4, n, k,
-              min(height, m - i), cols)
+    size = k * {COLUMNS * 4}  # bytes of one panel
+    for g0 in range(first // blocks, (end - 1) // blocks + 1, group):
+        g1 = min(g0 + group, (end - 1) // blocks + 1)
+        if not packed:
+            for panel in range(g0, g1):
+                j = panel * {COLUMNS}
+                pack_panel(b, b_row, b_col, extent, j, min({COLUMNS}, n - j), k,
+                           buffer + (panel - g0) * size)
+        for bi in range(blocks):
+            i = bi * height
+            for panel in range(g0, g1):
+                u = panel * blocks + bi
+                if u < first or u >= end:
+                    continue
+                j = panel * {COLUMNS}
+                at = b + panel * size if packed else buffer + (panel - g0) * size
+                block(a + i * a_row * 4, a_row, a_col, at, c + (i * n + j) * 4, n, k,
+                      min(height, m - i), min({COLUMNS}, n - j))
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
@@ -194,7 +204,8 @@ def kernel(a, b, out):
             s += 1
         done += cost
     rows[slices - 1, 1] = units
-    panels = np.empty((slices, 1 if packed else k * {COLUMNS}), np.float32)
+    group = max(1, min({GROUP_BYTES} // max(k * {COLUMNS * 4}, 1), units // blocks))
+    panels = np.empty((slices, 1 if packed else group * k * {COLUMNS}), np.float32)
     b_row, b_col = b.strides[1] // 4, b.strides[2] // 4
     for s in range(slices):
         rows[s, 2], rows[s, 3], rows[s, 4] = a.ctypes.data, a.strides[0] // 4, a.strides[1] // 4
@@ -202,7 +213,7 @@ def kernel(a, b, out):
         rows[s, 8] = (k - 1) * b_row + (n - 1) * b_col + 1
         rows[s, 9], rows[s, 10] = packed, panels[s].ctypes.data
         rows[s, 11], rows[s, 12], rows[s, 13], rows[s, 14] = out.ctypes.data, m, n, k
-        rows[s, 15] = height
+        rows[s, 15], rows[s, 16] = height, group
     if slices == 1:
         slice_kernel(pointer(rows.ctypes.data))
     else:

@@ -122,23 +122,29 @@ SPLIT_MAX_PRODUCT = 1 << 24   # m * k * n of one product
 SPLIT_MIN_BATCH_WORK = 1 << 25  # m * k * n summed over the batch
 
 
-# One float32 product with few rows runs on small_gemm's register tiles where it beat OpenBLAS
-# (2 threads each, back to back; m x k x n, us): MLP b128's 128x784x256 260 -> 174, 128x256x256
-# 96 -> 67, its weight gradients 256x128x784 232 -> 206 and 256x128x256 89 -> 63; MLP b512's
-# 512x784x256 839 -> 702; LeNet-5's 64x400x120 55 -> 39; the MNIST CNN's 64x9216x128 1021 -> 752
-# and 128x64x9216 717 -> 606. Not routed there, because they lost: products with a short k
-# (128x10x256: 7 -> 12) or tiny ones (64x84x10: 2.3 -> 3.7); more rows (1024x256x784: 1309 ->
-# 1421); and a B with contiguous rows (packed by copies, where W.T is packed by transposes) that
-# is both deep and wide (256x256x784: 364 -> 384; 256x1024x784: 1488 -> 1815).
-SMALL_ROWS_MAX = 512                  # m
+# Which float32 2-D products run on small_gemm's register tiles: those where the tiles beat
+# OpenBLAS (2 threads each, back to back; m x k x n, us). A right operand whose columns are
+# contiguous (``W.T``, every linear layer's forward) is packed by 16 x 16 transposes, and the
+# tiles won at every size measured: MLP b128's 128x784x256 260 -> 174, b1024's 1024x784x256
+# 1541 -> 1263, the LSTM LM decoder's 700x200x10000 9.5 -> 9.0 ms, the Transformer's
+# 2048x1024x256 3.96 -> 3.53 ms and 2048x256x1024 3.85 -> 3.57 ms, the MNIST CNN's 64x9216x128
+# 1021 -> 752. A right operand with contiguous rows is packed by copies, and there the tiles won
+# only with few rows: 128x256x256 96 -> 67, weight gradients 256x128x784 232 -> 206 and
+# 256x1024x256 587 -> 565, but lost with many rows or a deep and wide B (1024x256x784: 1448 ->
+# 1472; 700x10000x200: 11.4 -> 12.6 ms; 256x1024x784: 1.55 -> 1.81 ms; 1024x2048x256: 4.2 -> 7.5
+# ms, the transposed left operand read in place). Products with a short k lose everywhere
+# (128x10x256: 7 -> 12), as do the tiniest (64x84x10: 2.3 -> 3.7).
 SMALL_ROWS_MIN_K = 32
-SMALL_ROWS_WORK = (1 << 17, 1 << 27)  # m * k * n, from and to
+SMALL_ROWS_MIN_WORK = 1 << 17         # m * k * n
+ROW_PACKED_MAX_M = 512                # a B with contiguous rows: m, and m * k * n
+ROW_PACKED_MAX_WORK = 1 << 27
 ROW_PACKED_MAX = (128, 512)           # (k, n): a B with contiguous rows within either bound
 
 
 def matmul_2d(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """``np.matmul(a, b, out=out)`` for 2-D ``a`` and ``b`` (``out`` C-contiguous, or None);
-    a float32 product with few rows runs on ``kernels/small_gemm.py``'s register tiles.
+    float32 products run on ``kernels/small_gemm.py``'s register tiles where those are faster
+    (above).
 
     Example:
         >>> import numpy as np
@@ -147,12 +153,13 @@ def matmul_2d(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np
     """
     m, k = a.shape
     n = b.shape[1]
+    work = m * k * n
     if not (gemm_tile.AVAILABLE and a.dtype == np.float32 and b.dtype == np.float32
-            and m <= SMALL_ROWS_MAX and k >= SMALL_ROWS_MIN_K
-            and SMALL_ROWS_WORK[0] <= m * k * n <= SMALL_ROWS_WORK[1]
+            and k >= SMALL_ROWS_MIN_K and work >= SMALL_ROWS_MIN_WORK
             and min(a.strides) >= 0 and all(s % 4 == 0 for s in a.strides)
             and (b.strides[0] == 4 and b.strides[1] >= 0
-                 or b.strides[1] == 4 and b.strides[0] >= 0
+                 or b.strides[1] == 4 and b.strides[0] >= 0 and m <= ROW_PACKED_MAX_M
+                 and work <= ROW_PACKED_MAX_WORK
                  and (k <= ROW_PACKED_MAX[0] or n <= ROW_PACKED_MAX[1]))):
         return np.matmul(a, b, out=out)
     if out is None:

@@ -27,6 +27,7 @@ from ...autograd.function import Function
 from ...errors import describe
 from ...kernels import cpu, gemm_tile, nn_rnn, small_gemm
 from ...kernels.cache import _memory, lookup
+from ...ops.linalg import matmul_2d
 from ...tensor import Tensor, _wrap
 from ._placement import any_cuda
 from .linear import column_sums
@@ -106,7 +107,7 @@ class _Recurrent(Function):
         x2 = xa.reshape(n_t * n_b, n_in)
         width = GATES[mode] * n_h
         xg, hg = _apart(dt, width, (n_t * n_b, width), (n_b, width))
-        np.matmul(x2, wih.T, out=xg)  # every time step at once
+        matmul_2d(x2, wih.T, out=xg)  # every time step at once
         # both biases in one pass over the gates (GRU's b_hh sits inside r * (...): not here)
         biases = [b._data for b in (b_ih, None if mode == "gru" else b_hh) if b is not None]
         if biases:
