@@ -251,16 +251,16 @@ def test_batched_small_products_from_register_tiles_match_numpy():
 
 
 def test_small_row_products_from_packed_register_tiles_match_numpy():
-    # kernels.small_gemm (recurrent state products, linear layers with few rows): every row
+    # kernels.tile_gemm (recurrent state products, linear layers with few rows): every row
     # remainder (14- or 8-row tiles, then 8/4/2/1-row ones), masked last columns, a left operand
     # with a row stride, on one thread and split over OpenBLAS's workers, against float64 NumPy
-    from dynagrad.kernels import gemm_tile, small_gemm
+    from dynagrad.kernels import gemm_tile, tile_gemm
     from dynagrad.kernels.cache import lookup
     if not gemm_tile.AVAILABLE:
         pytest.skip("the register tiles need AVX-512")
-    kernel = lookup(("small_gemm",), small_gemm.build)
+    kernel = lookup(("tile_gemm",), tile_gemm.build)
     rng = np.random.default_rng(9)
-    # (8-row blocks below small_gemm.TALL_FROM rows, 14-row ones from there: every remainder)
+    # (8-row blocks below tile_gemm.TALL_FROM rows, 14-row ones from there: every remainder)
     shapes = [(m, 37, 70) for m in (*range(1, 18), *range(28, 42))] + [
         (20, 200, 800), (20, 800, 200), (5, 3, 1), (64, 96, 384), (128, 784, 256), (9, 0, 40),
         (9, 4500, 70)]  # (panels in groups of 5 at k = 784; one panel a group at k = 4500)
@@ -269,14 +269,14 @@ def test_small_row_products_from_packed_register_tiles_match_numpy():
         w = rng.standard_normal((n, k), dtype=np.float32)
         want = a.astype(np.float64) @ w.T.astype(np.float64)
         # B packed once, B with contiguous rows, B = W.T (packed by transposes), a transposed A
-        for left, right in ((a, small_gemm.pack(w.T)), (a, np.ascontiguousarray(w.T)[None]),
+        for left, right in ((a, tile_gemm.pack(w.T)), (a, np.ascontiguousarray(w.T)[None]),
                             (a, w.T[None]), (np.asfortranarray(a), w.T[None, ::1, ::1])):
             out = np.full((m, n), np.nan, np.float32)
             kernel(left, right, out)
             # (float32 sums over k terms: the absolute error grows with k)
             np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-4 * max(1.0, k / 1000),
                                        err_msg=str((m, k, n, left.strides, right.strides)))
-    packed = small_gemm.pack(np.arange(6, dtype=np.float32).reshape(2, 3))
+    packed = tile_gemm.pack(np.arange(6, dtype=np.float32).reshape(2, 3))
     assert packed.shape == (1, 2, 32)
     np.testing.assert_array_equal(packed[0, :, :3], [[0, 1, 2], [3, 4, 5]])
     assert not packed[0, :, 3:].any()  # the padding columns are zeros
@@ -291,7 +291,7 @@ def test_linear_and_2d_matmul_with_few_rows_match_float64():
     rng = np.random.default_rng(10)
     for rows, n_in, n_out in [(128, 784, 256), (20, 200, 36), (3, 64, 1000), (300, 64, 128),
                               (600, 64, 96)]:
-        assert rows * n_in * n_out >= linalg.SMALL_ROWS_MIN_WORK and n_in >= 32
+        assert rows * n_in * n_out >= linalg.TILES_MIN_WORK and n_in >= linalg.TILES_MIN_K
         x = rng.standard_normal((rows, n_in), dtype=np.float32)
         w = rng.standard_normal((n_out, n_in), dtype=np.float32) / np.float32(np.sqrt(n_in))
         b = rng.standard_normal(n_out, dtype=np.float32)

@@ -1,15 +1,17 @@
-"""Register-tile building blocks for small float32 matrix products (AVX-512).
+"""Register-tile building blocks for float32 matrix products (AVX-512).
 
 A batch of small products, such as attention's 64 ``(128, 64) @ (64, 128)``, costs OpenBLAS
 about 21 us each on one core (100 GFLOP/s): it packs both operands for every call, which a
 product this small never repays. ``tile_8x32`` computes an 8 x 32 block of the product straight
 from the operands' memory, its 16 accumulators held in registers for the whole sum over k; the
-LLVM IR is written here because Numba's loop vectorizer keeps such a tile in memory.
+LLVM IR is written here because Numba's loop vectorizer keeps such a tile in memory. The same
+tile comes with 14, 4, 2 and 1 rows, and masked (``tile_8x32_masked``: only the first ``cols``
+columns of B are read and of C written), so that a kernel can cover any shape.
 ``transpose_16x16`` lays out a right-hand operand whose columns are not contiguous
 (``key.transpose(-2, -1)``) so that the tile can load its rows as vectors.
 
-Both are Numba intrinsics on integer addresses and element strides, for generated kernels
-(``kernels/batched_gemm.py``, ``kernels/small_gemm.py``); callers check ``AVAILABLE`` and
+All are Numba intrinsics on integer addresses and element strides, for generated kernels
+(``kernels/batched_gemm.py``, ``kernels/tile_gemm.py``); callers check ``AVAILABLE`` and
 guarantee the shapes and bounds.
 
 Example:
@@ -27,7 +29,7 @@ from numba.extending import intrinsic
 from .._cpu_target import compiles_for_avx512
 from .scalarlib import _lane_mask, _masked_load, _masked_store
 
-AVAILABLE = compiles_for_avx512()  # the tiles' 16 accumulators need AVX-512's 32 registers
+AVAILABLE = compiles_for_avx512()  # the tiles' 16-28 accumulators need AVX-512's 32 registers
 ROWS, COLUMNS = 8, 32  # of the tile: 8 x 2 vectors of 16 float32 accumulators
 _LANES = 16
 _F32 = ir.FloatType()
@@ -119,7 +121,7 @@ def _b_vector(builder, base, offset, mask):
 # ``A[r, p]`` is at ``a + r * a_row + p * a_col``, ``B[p, j]`` at ``b + p * b_row + j`` and
 # ``C[r, j]`` at ``c + r * c_row + j`` (addresses in bytes, strides in float32 elements):
 # tile_8x32(a, a_row, a_col, b, b_row, c, c_row, k), tile_8x32_masked(..., k, cols), and the
-# same for 4, 2 and 1 rows (``small_gemm`` covers any M with them).
+# same for 14, 4, 2 and 1 rows (``tile_gemm`` covers any M with them).
 tile_14x32, tile_8x32, tile_4x32, tile_2x32, tile_1x32 = (
     _tile(r, False) for r in (14, 8, 4, 2, 1))
 tile_14x32_masked, tile_8x32_masked, tile_4x32_masked, tile_2x32_masked, tile_1x32_masked = (

@@ -19,7 +19,7 @@ from ..autograd import grad_mode
 from ..autograd.function import edge_of, node_class, record
 from ..dtypes import float32, float64
 from ..errors import describe
-from ..kernels import batched_gemm, gemm_tile, gpu, small_gemm
+from ..kernels import batched_gemm, gemm_tile, gpu, tile_gemm
 from ..kernels.cache import _memory, lookup
 from ..tensor import TENSOR_TYPES, Tensor, _wrap
 from ._util import as_tensor_arg, broadcast_shapes
@@ -122,7 +122,7 @@ SPLIT_MAX_PRODUCT = 1 << 24   # m * k * n of one product
 SPLIT_MIN_BATCH_WORK = 1 << 25  # m * k * n summed over the batch
 
 
-# Which float32 2-D products run on small_gemm's register tiles: those where the tiles beat
+# Which float32 2-D products run on tile_gemm's register tiles: those where the tiles beat
 # OpenBLAS (2 threads each, back to back; m x k x n, us). A right operand whose columns are
 # contiguous (``W.T``, every linear layer's forward) is packed by 16 x 16 transposes, and the
 # tiles won at every size measured: MLP b128's 128x784x256 260 -> 174, b1024's 1024x784x256
@@ -134,8 +134,8 @@ SPLIT_MIN_BATCH_WORK = 1 << 25  # m * k * n summed over the batch
 # 1472; 700x10000x200: 11.4 -> 12.6 ms; 256x1024x784: 1.55 -> 1.81 ms; 1024x2048x256: 4.2 -> 7.5
 # ms, the transposed left operand read in place). Products with a short k lose everywhere
 # (128x10x256: 7 -> 12), as do the tiniest (64x84x10: 2.3 -> 3.7).
-SMALL_ROWS_MIN_K = 32
-SMALL_ROWS_MIN_WORK = 1 << 17         # m * k * n
+TILES_MIN_K = 32
+TILES_MIN_WORK = 1 << 17         # m * k * n
 ROW_PACKED_MAX_M = 512                # a B with contiguous rows: m, and m * k * n
 ROW_PACKED_MAX_WORK = 1 << 27
 ROW_PACKED_MAX = (128, 512)           # (k, n): a B with contiguous rows within either bound
@@ -143,7 +143,7 @@ ROW_PACKED_MAX = (128, 512)           # (k, n): a B with contiguous rows within 
 
 def matmul_2d(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """``np.matmul(a, b, out=out)`` for 2-D ``a`` and ``b`` (``out`` C-contiguous, or None);
-    float32 products run on ``kernels/small_gemm.py``'s register tiles where those are faster
+    float32 products run on ``kernels/tile_gemm.py``'s register tiles where those are faster
     (above).
 
     Example:
@@ -155,7 +155,7 @@ def matmul_2d(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np
     n = b.shape[1]
     work = m * k * n
     if not (gemm_tile.AVAILABLE and a.dtype == np.float32 and b.dtype == np.float32
-            and k >= SMALL_ROWS_MIN_K and work >= SMALL_ROWS_MIN_WORK
+            and k >= TILES_MIN_K and work >= TILES_MIN_WORK
             and min(a.strides) >= 0 and all(s % 4 == 0 for s in a.strides)
             and (b.strides[0] == 4 and b.strides[1] >= 0
                  or b.strides[1] == 4 and b.strides[0] >= 0 and m <= ROW_PACKED_MAX_M
@@ -164,7 +164,7 @@ def matmul_2d(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np
         return np.matmul(a, b, out=out)
     if out is None:
         out = np.empty((m, n), np.float32)
-    kernel = _memory.get(("small_gemm",)) or lookup(("small_gemm",), small_gemm.build)
+    kernel = _memory.get(("tile_gemm",)) or lookup(("tile_gemm",), tile_gemm.build)
     kernel(a, b[None], out)
     return out
 

@@ -1,10 +1,9 @@
 """``linear`` and ``bilinear``: the affine maps behind ``nn.Linear`` and ``nn.Bilinear``.
 
 ``linear`` is one GEMM on the input flattened to 2-D plus an in-place bias add, with a fused
-backward node: ``grad_x = g @ W``, ``grad_W = g^T @ x``, ``grad_b = g.sum(0)`` (three 2-D
-products, ``ops.linalg.matmul_2d``: BLAS, or register tiles for few rows; no batched products,
-no broadcast reductions). On CUDA, ``linear_composite`` runs
-the same products as ops.
+backward node: ``grad_x = g @ W``, ``grad_W = g^T @ x``, ``grad_b = g.sum(0)`` (2-D products by
+``ops.linalg.matmul_2d``, on BLAS or register tiles, whichever is faster for the shape; no batched
+products, no broadcast reductions). On CUDA, ``linear_composite`` runs the same products as ops.
 
 Example:
     >>> import dynagrad as dg

@@ -1,10 +1,10 @@
 """Recurrent cells and layers: Elman RNN (tanh / relu), LSTM and GRU.
 
 One direction of one layer over a whole sequence is a single autograd node. Its forward multiplies
-the input by ``W_ih`` for all time steps at once (one BLAS call), then loops over time doing
-``h @ W_hh.T`` (BLAS) and one fused generated kernel for the gate nonlinearities and state update
-(``dynagrad/kernels/nn_rnn.py``). Its backward runs the mirror loop, and the weight and input
-gradients are again one BLAS call each over all steps. Gate layouts and parameter shapes are
+the input by ``W_ih`` for all time steps at once (one product), then loops over time doing
+``h @ W_hh.T`` (register tiles for float32, else BLAS) and one fused generated kernel for the
+gate nonlinearities and state update (``dynagrad/kernels/nn_rnn.py``). Its backward runs the
+mirror loop, and the weight and input gradients are again one BLAS call each over all steps. Gate layouts and parameter shapes are
 PyTorch's (LSTM ``i f g o``, GRU ``r z n``). This node has no double backward (as cuDNN's RNN).
 CUDA tensors run ``recurrent_composite`` (the same steps as ops) instead.
 
@@ -25,7 +25,7 @@ import numpy as np
 
 from ...autograd.function import Function
 from ...errors import describe
-from ...kernels import cpu, gemm_tile, nn_rnn, small_gemm
+from ...kernels import cpu, gemm_tile, nn_rnn, tile_gemm
 from ...kernels.cache import _memory, lookup
 from ...ops.linalg import matmul_2d
 from ...tensor import Tensor, _wrap
@@ -47,12 +47,12 @@ def _kernel(kind: str, dtype: str):
 def _state_product(b: np.ndarray) -> tuple:
     """``(b_ready, product)`` for the state products ``out = a @ b`` of every time step:
     ``product(a, b_ready, out)``. float32 runs on register tiles with ``b`` packed once
-    (``kernels/small_gemm.py``; B = 20, H = 200, against OpenBLAS: 57 -> 38 us forward,
-    66 -> 37 us backward), anything else on NumPy's BLAS with ``b`` made contiguous (BLAS is
-    ~1.7x faster on ``W_hh.T`` copied than on the transposed view)."""
+    (``kernels/tile_gemm.py``; B = 20, H = 200, against OpenBLAS: 51-57 -> 23 us forward,
+    63-66 -> 31-33 us backward), anything else on NumPy's BLAS with ``b`` made contiguous (BLAS
+    is ~1.7x faster on ``W_hh.T`` copied than on the transposed view)."""
     if b.dtype == np.float32 and gemm_tile.AVAILABLE:
-        kernel = _memory.get(("small_gemm",))
-        return small_gemm.pack(b), kernel or lookup(("small_gemm",), small_gemm.build)
+        kernel = _memory.get(("tile_gemm",))
+        return tile_gemm.pack(b), kernel or lookup(("tile_gemm",), tile_gemm.build)
     return np.ascontiguousarray(b), _numpy_product
 
 

@@ -1,13 +1,15 @@
-"""Kernel template: one float32 matrix product with few rows, on register tiles and both cores.
+"""Kernel template: one float32 matrix product on register tiles, shared by both cores.
 
-A recurrent layer's step multiplies a (B, H) state by a weight, ``h @ W_hh.T`` forward and
-``d_gates @ W_hh`` backward, 35 times per sequence in the LSTM language model; a small batch's
-linear layer is the same kind of product. At B = 20 OpenBLAS spends 58 and 69 us on the
-recurrent ones (2 threads): it packs both operands for every call, and its kernels are shaped
-for many rows. ``kernel(a, b, out)`` computes ``out = a @ b`` with ``gemm_tile``'s 14 x 32 or
-8 x 32 tiles (8-, 4-, 2- and 1-row tiles for the last rows, masked tiles for the last columns),
-reading A in place and B as contiguous (K, 32) panels of its columns, and shares the tiles among
-OpenBLAS's own threads, each taking an equal share of the multiply-adds.
+OpenBLAS packs both operands for every call and shapes its kernels for many rows. That loses
+where few rows meet a weight: a recurrent layer's step multiplies a (B, H) state by W_hh, 35
+times per sequence in the LSTM language model, and at B = 20 OpenBLAS spends 51-57 and 63-66 us
+on ``h @ W_hh.T`` and ``d_gates @ W_hh`` (2 threads). ``kernel(a, b, out)`` computes
+``out = a @ b`` with ``gemm_tile``'s 14 x 32 or 8 x 32 tiles (8-, 4-, 2- and 1-row tiles for the
+last rows, masked tiles for the last columns): it reads A in place, B as contiguous (K, 32)
+panels of its columns, packed in groups that each row block of A serves while it is in L1,
+and shares the tiles among OpenBLAS's own threads, each taking an equal share of the
+multiply-adds. ``ops.linalg.matmul_2d`` says which products go here (the recurrent steps, and
+every linear layer's ``x @ W.T``, where the tiles beat OpenBLAS at every size measured).
 
 ``a`` (M, K) may have any strides. ``b`` is either a (1, K, N) view of B with any strides, whose
 panels each thread then packs as it reaches them (16 x 16 in-register transposes where B's
@@ -17,8 +19,8 @@ and AVX-512 (``gemm_tile.AVAILABLE``).
 
 Example:
     >>> import numpy as np
-    >>> from dynagrad.kernels import small_gemm
-    >>> small_gemm.pack(np.ones((3, 40), np.float32)).shape
+    >>> from dynagrad.kernels import tile_gemm
+    >>> tile_gemm.pack(np.ones((3, 40), np.float32)).shape
     (2, 3, 32)
 """
 from __future__ import annotations
@@ -28,6 +30,7 @@ from numba import types
 
 from . import worker_pool
 from .gemm_tile import COLUMNS
+from .templates import HEADER
 
 # Rows of one block. A 14 x 32 tile (28 of the 32 vector registers accumulate) ran 5-15% faster
 # than 8 x 32 on one core with B packed (840x784x384: 129 -> 146-154 GFLOP/s; 840x200x768:
@@ -37,9 +40,10 @@ from .gemm_tile import COLUMNS
 # products of fewer than TALL_FROM rows keep 8-row blocks.
 ROWS = 14
 TALL_FROM = 28
+# Panels packed together, at most this many bytes (L2 holds them): each row block of A then
+# serves the whole group from L1, instead of being read again for every panel (1024x784x256
+# 1366 -> 1263 us, 700x200x10000 12.4 -> 9.0 ms; 256 KiB did the same).
 GROUP_BYTES = 1 << 19
-from .templates import HEADER
-
 # Below this many multiply-adds one thread runs the product: handing a slice to a second costs
 # a few microseconds.
 THREADED_MIN_WORK = 1 << 18
@@ -233,4 +237,4 @@ def build() -> tuple:
     signature = (operand, types.Array(types.float32, 3, "A", readonly=True),
                  types.Array(types.float32, 2, "C"))
     return (_source(worker_pool.AVAILABLE), "kernel", signature,
-            "float32 matmul with few rows (register tiles)")
+            "float32 matmul on register tiles")
