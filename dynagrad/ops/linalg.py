@@ -142,9 +142,9 @@ ROW_PACKED_MAX = (128, 512)           # (k, n): a B with contiguous rows within 
 
 
 def matmul_2d(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """``np.matmul(a, b, out=out)`` for 2-D ``a`` and ``b`` (``out`` C-contiguous, or None);
-    float32 products run on ``kernels/tile_gemm.py``'s register tiles where those are faster
-    (above).
+    """``np.matmul(a, b, out=out)`` for 2-D ``a`` and ``b`` (``out`` C-contiguous and apart
+    from both, or None); float32 products run on ``kernels/tile_gemm.py``'s register tiles
+    where those are faster (above).
 
     Example:
         >>> import numpy as np
