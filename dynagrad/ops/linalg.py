@@ -129,16 +129,18 @@ SPLIT_MIN_BATCH_WORK = 1 << 25  # m * k * n summed over the batch
 # 1541 -> 1263, the LSTM LM decoder's 700x200x10000 9.5 -> 9.0 ms, the Transformer's
 # 2048x1024x256 3.96 -> 3.53 ms and 2048x256x1024 3.85 -> 3.57 ms, the MNIST CNN's 64x9216x128
 # 1021 -> 752. A right operand with contiguous rows is packed by copies, and there the tiles won
-# only with few rows: 128x256x256 96 -> 67, weight gradients 256x128x784 232 -> 206 and
-# 256x1024x256 587 -> 565, but lost with many rows or a deep and wide B (1024x256x784: 1448 ->
-# 1472; 700x10000x200: 11.4 -> 12.6 ms; 256x1024x784: 1.55 -> 1.81 ms; 1024x2048x256: 4.2 -> 7.5
-# ms, the transposed left operand read in place). Products with a short k lose everywhere
-# (128x10x256: 7 -> 12), as do the tiniest (64x84x10: 2.3 -> 3.7).
+# only with few rows: 128x256x256 96 -> 67, weight gradients (g.T @ x) 256x128x784 232 -> 206
+# and 256x512x256 317 -> 268, but lost with many rows or a deep and wide B (1024x256x784: 1448
+# -> 1472; 700x10000x200: 11.4 -> 12.6 ms; 256x1024x784: 1.55 -> 1.81 ms), and, for a weight
+# gradient (the left operand transposed, read in place), from k = 1024 on (the Transformer's
+# 256x2048x256: 1.19 -> 1.59 ms). Products with a short k lose everywhere (128x10x256: 7 -> 12),
+# as do the tiniest (64x84x10: 2.3 -> 3.7).
 TILES_MIN_K = 32
-TILES_MIN_WORK = 1 << 17         # m * k * n
+TILES_MIN_WORK = 1 << 17              # m * k * n
 ROW_PACKED_MAX_M = 512                # a B with contiguous rows: m, and m * k * n
 ROW_PACKED_MAX_WORK = 1 << 27
 ROW_PACKED_MAX = (128, 512)           # (k, n): a B with contiguous rows within either bound
+TRANSPOSED_A_MAX_K = 512              # and, with A's columns contiguous instead of its rows, k
 
 
 def matmul_2d(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
@@ -160,7 +162,8 @@ def matmul_2d(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np
             and (b.strides[0] == 4 and b.strides[1] >= 0
                  or b.strides[1] == 4 and b.strides[0] >= 0 and m <= ROW_PACKED_MAX_M
                  and work <= ROW_PACKED_MAX_WORK
-                 and (k <= ROW_PACKED_MAX[0] or n <= ROW_PACKED_MAX[1]))):
+                 and (k <= ROW_PACKED_MAX[0] or n <= ROW_PACKED_MAX[1])
+                 and (a.strides[1] == 4 or k <= TRANSPOSED_A_MAX_K))):
         return np.matmul(a, b, out=out)
     if out is None:
         out = np.empty((m, n), np.float32)
