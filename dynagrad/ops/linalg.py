@@ -153,23 +153,38 @@ def matmul_2d(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np
         >>> matmul_2d(np.ones((2, 3), np.float32), np.ones((3, 4), np.float32)).tolist()[0]
         [3.0, 3.0, 3.0, 3.0]
     """
+    if not _tiles_faster(a, b):
+        return np.matmul(a, b, out=out)
+    if out is None:
+        out = np.empty((a.shape[0], b.shape[1]), np.float32)
+    tile_gemm_kernel()(a, b[None], out)
+    return out
+
+
+def tile_gemm_kernel():
+    """The compiled ``tile_gemm`` kernel (built or loaded on first use)."""
+    return _memory.get(("tile_gemm",)) or lookup(("tile_gemm",), tile_gemm.build)
+
+
+def _tiles_faster(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether ``a @ b`` (2-D) goes to the register tiles, by the measurements above."""
     m, k = a.shape
     n = b.shape[1]
     work = m * k * n
-    if not (gemm_tile.AVAILABLE and a.dtype == np.float32 and b.dtype == np.float32
-            and k >= TILES_MIN_K and work >= TILES_MIN_WORK
-            and min(a.strides) >= 0 and all(s % 4 == 0 for s in a.strides)
-            and (b.strides[0] == 4 and b.strides[1] >= 0
-                 or b.strides[1] == 4 and b.strides[0] >= 0 and m <= ROW_PACKED_MAX_M
-                 and work <= ROW_PACKED_MAX_WORK
-                 and (k <= ROW_PACKED_MAX[0] or n <= ROW_PACKED_MAX[1])
-                 and (a.strides[1] == 4 or k <= TRANSPOSED_A_MAX_K))):
-        return np.matmul(a, b, out=out)
-    if out is None:
-        out = np.empty((m, n), np.float32)
-    kernel = _memory.get(("tile_gemm",)) or lookup(("tile_gemm",), tile_gemm.build)
-    kernel(a, b[None], out)
-    return out
+    # (the cheapest tests first: most small products, per-op matmul's included, stop at one)
+    if work < TILES_MIN_WORK or k < TILES_MIN_K or not gemm_tile.AVAILABLE \
+            or a.dtype != np.float32 or b.dtype != np.float32 \
+            or min(a.strides) < 0 or any(s % 4 for s in a.strides):
+        return False
+    b_row, b_col = b.strides
+    if b_row == 4:  # B's columns are contiguous (W.T): packed by transposes
+        return b_col >= 0
+    if b_col != 4 or b_row < 0:
+        return False
+    # B's rows are contiguous: packed by copies
+    return (m <= ROW_PACKED_MAX_M and work <= ROW_PACKED_MAX_WORK
+            and (k <= ROW_PACKED_MAX[0] or n <= ROW_PACKED_MAX[1])
+            and (a.strides[1] == 4 or k <= TRANSPOSED_A_MAX_K))
 
 
 def _tiles_fit(ad: np.ndarray, bd: np.ndarray, shape: tuple, k: int) -> bool:

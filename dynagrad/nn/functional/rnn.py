@@ -4,9 +4,10 @@ One direction of one layer over a whole sequence is a single autograd node. Its 
 the input by ``W_ih`` for all time steps at once (one product), then loops over time doing
 ``h @ W_hh.T`` (register tiles for float32, else BLAS) and one fused generated kernel for the
 gate nonlinearities and state update (``dynagrad/kernels/nn_rnn.py``). Its backward runs the
-mirror loop, and the weight and input gradients are again one BLAS call each over all steps. Gate layouts and parameter shapes are
-PyTorch's (LSTM ``i f g o``, GRU ``r z n``). This node has no double backward (as cuDNN's RNN).
-CUDA tensors run ``recurrent_composite`` (the same steps as ops) instead.
+mirror loop, and the weight and input gradients are again one BLAS call each over all steps.
+Gate layouts and parameter shapes are PyTorch's (LSTM ``i f g o``, GRU ``r z n``). This node has
+no double backward (as cuDNN's RNN). CUDA tensors run ``recurrent_composite`` (the same steps as
+ops) instead.
 
 Example:
     >>> import dynagrad as dg
@@ -27,7 +28,7 @@ from ...autograd.function import Function
 from ...errors import describe
 from ...kernels import cpu, gemm_tile, nn_rnn, tile_gemm
 from ...kernels.cache import _memory, lookup
-from ...ops.linalg import matmul_2d
+from ...ops.linalg import matmul_2d, tile_gemm_kernel
 from ...tensor import Tensor, _wrap
 from ._placement import any_cuda
 from .linear import column_sums
@@ -51,8 +52,7 @@ def _state_product(b: np.ndarray) -> tuple:
     63-66 -> 31-33 us backward), anything else on NumPy's BLAS with ``b`` made contiguous (BLAS
     is ~1.7x faster on ``W_hh.T`` copied than on the transposed view)."""
     if b.dtype == np.float32 and gemm_tile.AVAILABLE:
-        kernel = _memory.get(("tile_gemm",))
-        return tile_gemm.pack(b), kernel or lookup(("tile_gemm",), tile_gemm.build)
+        return tile_gemm.pack(b), tile_gemm_kernel()
     return np.ascontiguousarray(b), _numpy_product
 
 
