@@ -51,7 +51,7 @@ def kernel(a, b, out, lo, hi):
         for i in range(0, m, {ROWS}):
             for j in range(0, n, {COLUMNS}):
                 tile_8x32(a0 + i * a_row * 4, a_row, a_col, b0 + j * 4, b_step,
-                          c0 + (i * n + j) * 4, n, k)
+                          c0 + (i * n + j) * 4, n, k, 0)
 '''
 
 

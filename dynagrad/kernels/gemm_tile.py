@@ -47,36 +47,46 @@ def _vector_at(builder, base, offset):
     return builder.bitcast(_address(builder, base, offset), _VEC.as_pointer())
 
 
-_INT64S = (types.int64,) * 9
+_INT64S = (types.int64,) * 10
 
 
-def _tile(rows: int, masked: bool):
-    """The intrinsic for a ``rows`` x 32 tile; a ``masked`` one takes a last argument ``cols``
-    and reads and writes only the first ``cols`` (< 32) columns of B and C."""
-    arity = 9 if masked else 8
+def _tile(rows: int, masked: bool, vectors: int = 2):
+    """The intrinsic for a ``rows`` x ``16 * vectors`` tile; a ``masked`` one takes a last
+    argument ``cols`` and reads and writes only the first ``cols`` columns of B and C."""
+    arity = 10 if masked else 9
 
     def signature_and_codegen(args):
         if args != _INT64S[:arity]:
             return None
 
         def codegen(context, builder, signature, values):
-            a_, a_row_, a_col_, b_, b_row_, c_, c_row_, k_ = values[:8]
-            masks = [_lane_mask(builder, _I64(0), builder.sub(values[8], _I64(h * _LANES)),
-                                _LANES) for h in range(2)] if masked else None
+            a_, a_row_, a_col_, b_, b_row_, c_, c_row_, k_, accumulate_ = values[:9]
+            masks = [_lane_mask(builder, _I64(0), builder.sub(values[9], _I64(h * _LANES)),
+                                _LANES) for h in range(vectors)] if masked else None
 
             fma = cgutils.get_or_insert_function(
                 builder.module, ir.FunctionType(_VEC, [_VEC] * 3), "llvm.fma.v16f32")
             # allocas in the entry block: LLVM promotes them to registers
             sums = [cgutils.alloca_once_value(builder, ir.Constant(_VEC, None))
-                    for _ in range(rows * 2)]
-            for s in sums:
-                builder.store(ir.Constant(_VEC, [0.0] * _LANES), s)
+                    for _ in range(rows * vectors)]
+            c_vectors = [_vector_at(builder, c_, builder.add(builder.mul(_I64(r), c_row_),
+                                                             _I64(h * _LANES)))
+                         for r in range(rows) for h in range(vectors)]
+            with builder.if_else(builder.icmp_signed("!=", accumulate_, _I64(0))) as (
+                    add_to_c, overwrite_c):
+                with add_to_c:
+                    for i, s in enumerate(sums):
+                        builder.store(_load(builder, c_vectors[i],
+                                            masks and masks[i % vectors]), s)
+                with overwrite_c:
+                    for s in sums:
+                        builder.store(ir.Constant(_VEC, [0.0] * _LANES), s)
             splat = ir.Constant(_INDICES, [0] * _LANES)
             with cgutils.for_range(builder, k_) as loop:
                 p = loop.index
                 row = builder.mul(p, b_row_)
-                bs = [_b_vector(builder, b_, builder.add(row, _I64(h * _LANES)),
-                                masks and masks[h]) for h in range(2)]
+                bs = [_load(builder, _vector_at(builder, b_, builder.add(row, _I64(h * _LANES))),
+                            masks and masks[h]) for h in range(vectors)]
                 a_p = builder.mul(p, a_col_)
                 for r in range(rows):
                     at = builder.add(builder.mul(_I64(r), a_row_), a_p)
@@ -84,34 +94,32 @@ def _tile(rows: int, masked: bool):
                     lanes = builder.insert_element(ir.Constant(_VEC, ir.Undefined), value,
                                                    _I32(0))
                     lanes = builder.shuffle_vector(lanes, ir.Constant(_VEC, ir.Undefined), splat)
-                    for h in range(2):
-                        s = sums[2 * r + h]
+                    for h in range(vectors):
+                        s = sums[vectors * r + h]
                         builder.store(builder.call(fma, [lanes, bs[h], builder.load(s)]), s)
-            for r in range(rows):
-                for h in range(2):
-                    at = builder.add(builder.mul(_I64(r), c_row_), _I64(h * _LANES))
-                    ptr = _vector_at(builder, c_, at)
-                    if masks is None:
-                        builder.store(builder.load(sums[2 * r + h]), ptr, align=4)
-                    else:
-                        _masked_store(builder, builder.load(sums[2 * r + h]), ptr, masks[h], 4)
+            for i, ptr in enumerate(c_vectors):
+                if masks is None:
+                    builder.store(builder.load(sums[i]), ptr, align=4)
+                else:
+                    _masked_store(builder, builder.load(sums[i]), ptr, masks[i % vectors], 4)
             return context.get_dummy_value()
         return types.void(*_INT64S[:arity]), codegen
 
     # (Numba's intrinsics take no *args: one explicit parameter list per arity)
     if masked:
-        def typer(typingctx, a, a_row, a_col, b, b_row, c, c_row, k, cols):
-            return signature_and_codegen((a, a_row, a_col, b, b_row, c, c_row, k, cols))
+        def typer(typingctx, a, a_row, a_col, b, b_row, c, c_row, k, accumulate, cols):
+            return signature_and_codegen((a, a_row, a_col, b, b_row, c, c_row, k, accumulate,
+                                          cols))
     else:
-        def typer(typingctx, a, a_row, a_col, b, b_row, c, c_row, k):
-            return signature_and_codegen((a, a_row, a_col, b, b_row, c, c_row, k))
-    typer.__name__ = f"tile_{rows}x32" + ("_masked" if masked else "")
+        def typer(typingctx, a, a_row, a_col, b, b_row, c, c_row, k, accumulate):
+            return signature_and_codegen((a, a_row, a_col, b, b_row, c, c_row, k, accumulate))
+    typer.__name__ = f"tile_{rows}x{16 * vectors}" + ("_masked" if masked else "")
     return intrinsic(typer)
 
 
-def _b_vector(builder, base, offset, mask):
-    """One vector of B; with a ``mask``, the masked-off lanes read as zero and touch no memory."""
-    ptr = _vector_at(builder, base, offset)
+def _load(builder, ptr, mask):
+    """The vector at ``ptr``; with a ``mask``, the masked-off lanes read as zero and touch no
+    memory."""
     if mask is None:
         return builder.load(ptr, align=4)
     return _masked_load(builder, ptr, mask, _VEC, 4)
@@ -119,13 +127,17 @@ def _b_vector(builder, base, offset, mask):
 
 # ``C[r, j] = sum over p < k of A[r, p] * B[p, j]`` for r < rows, j < 32 (or j < cols), where
 # ``A[r, p]`` is at ``a + r * a_row + p * a_col``, ``B[p, j]`` at ``b + p * b_row + j`` and
-# ``C[r, j]`` at ``c + r * c_row + j`` (addresses in bytes, strides in float32 elements):
-# tile_8x32(a, a_row, a_col, b, b_row, c, c_row, k), tile_8x32_masked(..., k, cols), and the
-# same for 14, 4, 2 and 1 rows (``tile_gemm`` covers any M with them).
+# ``C[r, j]`` at ``c + r * c_row + j`` (addresses in bytes, strides in float32 elements); with
+# ``accumulate`` nonzero the sum is added to C instead (a product computed a slice of k at a
+# time): tile_8x32(a, a_row, a_col, b, b_row, c, c_row, k, accumulate),
+# tile_8x32_masked(..., accumulate, cols), and the same for 14, 4, 2 and 1 rows (``tile_gemm``
+# covers any M with them).
 tile_14x32, tile_8x32, tile_4x32, tile_2x32, tile_1x32 = (
     _tile(r, False) for r in (14, 8, 4, 2, 1))
 tile_14x32_masked, tile_8x32_masked, tile_4x32_masked, tile_2x32_masked, tile_1x32_masked = (
     _tile(r, True) for r in (14, 8, 4, 2, 1))
+tile_14x16_masked, tile_8x16_masked, tile_4x16_masked, tile_2x16_masked, tile_1x16_masked = (
+    _tile(r, True, vectors=1) for r in (14, 8, 4, 2, 1))
 
 
 @intrinsic
@@ -160,3 +172,4 @@ def transpose_16x16(typingctx, src, src_row, dst, dst_row):
                           align=4)
         return context.get_dummy_value()
     return types.void(*_INT64S[:4]), codegen
+

@@ -5,11 +5,13 @@ where few rows meet a weight: a recurrent layer's step multiplies a (B, H) state
 times per sequence in the LSTM language model, and at B = 20 OpenBLAS spends 51-57 and 63-66 us
 on ``h @ W_hh.T`` and ``d_gates @ W_hh`` (2 threads). ``kernel(a, b, out)`` computes
 ``out = a @ b`` with ``gemm_tile``'s 14 x 32 or 8 x 32 tiles (8-, 4-, 2- and 1-row tiles for the
-last rows, masked tiles for the last columns): it reads A in place, B as contiguous (K, 32)
-panels of its columns, packed in groups that each row block of A serves while it is in L1,
-and shares the tiles among OpenBLAS's own threads, each taking an equal share of the
-multiply-adds. ``ops.linalg.matmul_2d`` says which products go here (the recurrent steps, and
-every linear layer's ``x @ W.T``, where the tiles beat OpenBLAS at every size measured).
+last rows, masked 32- or 16-wide tiles for the last columns). It reads A in place and B as
+contiguous (K, 32) panels of its columns, and sums k in passes: each pass packs its rows of a
+group of panels, which each row block of A then serves while it is in L1. The tiles are shared
+among OpenBLAS's own threads, each taking an equal share of the multiply-adds: whole row blocks
+where A has more rows than B has columns, whole panels otherwise. ``ops.linalg.matmul_2d`` says
+which products go here (the recurrent steps, every linear layer's ``x @ W.T``, and the products
+where measurements found the tiles faster than OpenBLAS).
 
 ``a`` (M, K) may have any strides. ``b`` is either a (1, K, N) view of B with any strides, whose
 panels each thread then packs as it reaches them (16 x 16 in-register transposes where B's
@@ -40,10 +42,14 @@ from .templates import HEADER
 # products of fewer than TALL_FROM rows keep 8-row blocks.
 ROWS = 14
 TALL_FROM = 28
-# Panels packed together, at most this many bytes (L2 holds them): each row block of A then
-# serves the whole group from L1, instead of being read again for every panel (1024x784x256
-# 1366 -> 1263 us, 700x200x10000 12.4 -> 9.0 ms; 256 KiB did the same).
-GROUP_BYTES = 1 << 19
+# k is summed in near-equal passes of at most DEPTH rows, and each pass packs its rows of a
+# group of panels of at most GROUP_BYTES (L2 holds them): a row block of A then serves the whole
+# group from L1, instead of being read again for every panel. Against OpenBLAS (2 threads, back
+# to back), the LSTM LM decoder's input gradient 700x10000x200 (tiles / OpenBLAS): one pass,
+# panels in groups of 512 KiB: 1.12-1.17; passes of 256: 0.98-1.00; of 512: 0.96-0.97; of 1024
+# with groups of 1 MiB: 0.92-0.95 (MLP b1024's 1024x784x256 0.86-0.88 in one pass either way).
+GROUP_BYTES = 1 << 20
+DEPTH = 1024
 # Below this many multiply-adds one thread runs the product: handing a slice to a second costs
 # a few microseconds.
 THREADED_MIN_WORK = 1 << 18
@@ -62,47 +68,32 @@ def pack(b: np.ndarray) -> np.ndarray:
     return panels
 
 
+def _tile_calls(kind: str, extra: str, indent: str) -> str:
+    """Source that runs ``rows`` rows of one panel on the ``kind`` tiles (e.g. ``x32_masked``):
+    one {ROWS}-row tile, or one each of 8, 4, 2 and 1 rows as the bits of ``rows`` say."""
+    call = f"(a, a_row, a_col, b, {COLUMNS}, c, c_row, k, accumulate{extra})"
+    lines = [f"if rows == {ROWS}:", f"    tile_{ROWS}{kind}{call}", "    return"]
+    for r in (8, 4, 2, 1):
+        lines += [f"if rows & {r}:", f"    tile_{r}{kind}{call}",
+                  f"    a, c = a + {r} * a_row * 4, c + {r} * c_row * 4"]
+    return "".join(indent + line + "\n" for line in lines[:-1])
+
+
+_TILE_NAMES = ", ".join(f"tile_{r}x{w}{m}" for w, m in ((32, ""), (32, "_masked"), (16, "_masked"))
+                        for r in (ROWS, 8, 4, 2, 1))
 _TILES = f'''
-from dynagrad.kernels.gemm_tile import (tile_14x32, tile_8x32, tile_4x32, tile_2x32, tile_1x32,
-                                        tile_14x32_masked, tile_8x32_masked, tile_4x32_masked,
-                                        tile_2x32_masked, tile_1x32_masked, transpose_16x16)
+from dynagrad.kernels.gemm_tile import ({_TILE_NAMES}, transpose_16x16)
 
 
 @numba.njit(nogil=True, error_model="numpy", inline="always")
-def block(a, a_row, a_col, b, c, c_row, k, rows, cols):
-    """``rows`` <= {ROWS} rows by ``cols`` <= 32 columns of the product from one panel ``b``:
-    one tile, or (fewer rows) one each of 8, 4, 2 and 1 rows as the bits of ``rows`` say."""
+def block(a, a_row, a_col, b, c, c_row, k, accumulate, rows, cols):
+    """``rows`` <= {ROWS} rows by ``cols`` <= 32 columns of the product from one panel ``b``,
+    added to C with ``accumulate``; the last columns of B on masked tiles (16 wide for at most
+    16 columns: full ones would waste their second half)."""
     if cols == {COLUMNS}:
-        if rows == {ROWS}:
-            tile_14x32(a, a_row, a_col, b, {COLUMNS}, c, c_row, k)
-            return
-        if rows & 8:
-            tile_8x32(a, a_row, a_col, b, {COLUMNS}, c, c_row, k)
-            a, c = a + 8 * a_row * 4, c + 8 * c_row * 4
-        if rows & 4:
-            tile_4x32(a, a_row, a_col, b, {COLUMNS}, c, c_row, k)
-            a, c = a + 4 * a_row * 4, c + 4 * c_row * 4
-        if rows & 2:
-            tile_2x32(a, a_row, a_col, b, {COLUMNS}, c, c_row, k)
-            a, c = a + 2 * a_row * 4, c + 2 * c_row * 4
-        if rows & 1:
-            tile_1x32(a, a_row, a_col, b, {COLUMNS}, c, c_row, k)
-        return
-    if rows == {ROWS}:
-        tile_14x32_masked(a, a_row, a_col, b, {COLUMNS}, c, c_row, k, cols)
-        return
-    if rows & 8:
-        tile_8x32_masked(a, a_row, a_col, b, {COLUMNS}, c, c_row, k, cols)
-        a, c = a + 8 * a_row * 4, c + 8 * c_row * 4
-    if rows & 4:
-        tile_4x32_masked(a, a_row, a_col, b, {COLUMNS}, c, c_row, k, cols)
-        a, c = a + 4 * a_row * 4, c + 4 * c_row * 4
-    if rows & 2:
-        tile_2x32_masked(a, a_row, a_col, b, {COLUMNS}, c, c_row, k, cols)
-        a, c = a + 2 * a_row * 4, c + 2 * c_row * 4
-    if rows & 1:
-        tile_1x32_masked(a, a_row, a_col, b, {COLUMNS}, c, c_row, k, cols)
-
+{_tile_calls("x32", "", " " * 8)}    elif cols > 16:
+{_tile_calls("x32_masked", ", cols", " " * 8)}    else:
+{_tile_calls("x16_masked", ", cols", " " * 8)}
 
 @numba.njit(nogil=True, error_model="numpy")
 def pack_panel(b, b_row, b_col, extent, j, cols, k, panel):
@@ -145,42 +136,78 @@ def _source(pooled: bool) -> str:
 from dynagrad.kernels.worker_pool import pointer{imports}
 {_TILES}
 
-# a slice's row of words: first unit, end unit, then a, a_row, a_col, b, b_row, b_col, extent,
-# packed, panel buffer, out, m, n, k, rows per block, panels per group (addresses in bytes,
+# a slice's row of words: first unit, end unit, then a, a_row, a_col, b, b_row, b_col, packed,
+# panel buffer, out, m, n, k, rows per block, k per pass, units by rows (addresses in bytes,
 # strides in elements)
 _WORDS = 17
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def slice_kernel(row):
-    """Units ``[first, end)`` of the product; unit u is row block u % blocks of column panel
-    u // blocks. The panels go in groups of ``group`` (packed together into the buffer): each
-    row block of A then serves the whole group while it is in L1."""
+    """Units ``[first, end)`` of the product (``_unit`` numbers them). The panels go in groups
+    of at most GROUP_BYTES per pass over ``depth`` rows of k: each pass packs its rows of the
+    group together into the buffer, and each row block of A then serves the whole group while
+    its ``depth`` columns are in L1 (the tiles add to C after the first pass)."""
     w = numba.carray(row, _WORDS, np.int64)
-    a, a_row, a_col, b, b_row, b_col, extent = w[2], w[3], w[4], w[5], w[6], w[7], w[8]
-    packed, buffer, c, m, n, k, height = w[9], w[10], w[11], w[12], w[13], w[14], w[15]
-    first, end, group = w[0], w[1], w[16]
+    first, end = w[0], w[1]
+    a, a_row, a_col, b, b_row, b_col = w[2], w[3], w[4], w[5], w[6], w[7]
+    packed, buffer, c, m, n, k = w[8], w[9], w[10], w[11], w[12], w[13]
+    height, depth, by_rows = w[14], w[15], w[16]
     if end <= first:
         return
     blocks = (m + height - 1) // height
-    size = k * {COLUMNS * 4}  # bytes of one panel
-    for g0 in range(first // blocks, (end - 1) // blocks + 1, group):
-        g1 = min(g0 + group, (end - 1) // blocks + 1)
-        if not packed:
-            for panel in range(g0, g1):
-                j = panel * {COLUMNS}
-                pack_panel(b, b_row, b_col, extent, j, min({COLUMNS}, n - j), k,
-                           buffer + (panel - g0) * size)
-        for bi in range(blocks):
-            i = bi * height
-            for panel in range(g0, g1):
-                u = panel * blocks + bi
-                if u < first or u >= end:
-                    continue
-                j = panel * {COLUMNS}
-                at = b + panel * size if packed else buffer + (panel - g0) * size
-                block(a + i * a_row * 4, a_row, a_col, at, c + (i * n + j) * 4, n, k,
-                      min(height, m - i), min({COLUMNS}, n - j))
+    panels = (n + {COLUMNS - 1}) // {COLUMNS}
+    # the row blocks and panels the units reach
+    b_lo, b_hi, p_lo, p_hi = 0, blocks, 0, panels
+    if by_rows:
+        b_lo, b_hi = first // panels, (end - 1) // panels + 1
+        if b_hi - b_lo == 1:
+            p_lo, p_hi = first % panels, (end - 1) % panels + 1
+    else:
+        p_lo, p_hi = first // blocks, (end - 1) // blocks + 1
+        if p_hi - p_lo == 1:
+            b_lo, b_hi = first % blocks, (end - 1) % blocks + 1
+    group = max(1, {GROUP_BYTES} // (depth * {COLUMNS * 4}))
+    for g0 in range(p_lo, p_hi, group):
+        g1 = min(g0 + group, p_hi)
+        for k0 in range(0, k, depth):
+            kk = min(depth, k - k0)
+            if packed:  # pack()'s panels, each k rows
+                at, panel_rows = b + (g0 * k + k0) * {COLUMNS * 4}, k
+            else:
+                pack_panels(b, b_row, b_col, n, g0, g1, k0, kk, buffer)
+                at, panel_rows = buffer, kk
+            for bi in range(b_lo, b_hi):
+                row_block(a, a_row, a_col, at, panel_rows, c, m, n, bi, height, g0, g1, k0,
+                          kk, first, end, blocks, panels, by_rows)
+
+
+@numba.njit(nogil=True, error_model="numpy")
+def pack_panels(b, b_row, b_col, n, p0, p1, k0, kk, buffer):
+    """Rows ``k0 .. k0 + kk`` of panels ``p0 .. p1`` of B, one after another at ``buffer``."""
+    b_pass = b + k0 * b_row * 4
+    extent = (kk - 1) * b_row + (n - 1) * b_col + 1
+    for panel in range(p0, p1):
+        j = panel * {COLUMNS}
+        pack_panel(b_pass, b_row, b_col, extent, j, min({COLUMNS}, n - j), kk,
+                   buffer + (panel - p0) * kk * {COLUMNS * 4})
+
+
+@numba.njit(nogil=True, error_model="numpy", inline="always")
+def row_block(a, a_row, a_col, panel_at, panel_rows, c, m, n, bi, height, p0, p1, k0, kk,
+              first, end, blocks, panels, by_rows):
+    """Row block ``bi`` of the product over k = ``k0 .. k0 + kk``, for each of panels
+    ``p0 .. p1`` whose unit lies in ``[first, end)``; the panels' rows ``k0 ..`` are at
+    ``panel_at``, each panel ``panel_rows`` rows apart."""
+    i = bi * height
+    a_block = a + (i * a_row + k0 * a_col) * 4
+    for panel in range(p0, p1):
+        u = _unit(bi, panel, blocks, panels, by_rows)
+        if u < first or u >= end:
+            continue
+        j = panel * {COLUMNS}
+        block(a_block, a_row, a_col, panel_at + (panel - p0) * panel_rows * {COLUMNS * 4},
+              c + (i * n + j) * 4, n, kk, k0, min(height, m - i), min({COLUMNS}, n - j))
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
@@ -189,35 +216,45 @@ def kernel(a, b, out):
     n = out.shape[1]
     if m == 0 or n == 0:
         return
+    if k == 0:
+        out[:] = 0
+        return
     # pack()'s panels, or a (1, k, 32) B whose rows are contiguous: already one panel
     packed = (b.shape[2] == {COLUMNS} and b.strides[2] == 4 and b.strides[1] == {COLUMNS * 4}
               and (b.shape[0] == 1 or b.strides[0] == k * {COLUMNS * 4}))
     height = {ROWS} if m >= {TALL_FROM} else 8
     blocks = (m + height - 1) // height
-    units = blocks * ((n + {COLUMNS - 1}) // {COLUMNS})
+    panels = (n + {COLUMNS - 1}) // {COLUMNS}
+    units = blocks * panels
     slices = min({slices}, units) if m * n * k >= {THREADED_MIN_WORK} else 1
+    # k in near-equal passes of at most DEPTH, whole 16-row blocks but the last
+    passes = (k + {DEPTH - 1}) // {DEPTH}
+    depth = min(k, ((k + passes - 1) // passes + 15) // 16 * 16)
+    # slices of whole row blocks each pack all of B, slices of whole panels each read all of A:
+    # the smaller repeat (700x10000x200 in passes of 256: 1.12 by panels, 0.98 by rows)
+    by_rows = slices > 1 and m > panels * {COLUMNS}
     rows = np.zeros((slices, _WORDS), np.int64)
     # cut the units where the multiply-adds done so far come nearest to an equal share
     share = m * n / slices
     done, s = 0.0, 1
     for u in range(units):
-        cost = _cost(u, blocks, height, m, n)
+        bi, panel = (u // panels, u % panels) if by_rows else (u % blocks, u // blocks)
+        cost = min(height, m - bi * height) * min({COLUMNS}, n - panel * {COLUMNS})
         if s < slices and abs(done - s * share) <= abs(done + cost - s * share):
             rows[s - 1, 1] = u
             rows[s, 0] = u
             s += 1
         done += cost
     rows[slices - 1, 1] = units
-    group = max(1, min({GROUP_BYTES} // max(k * {COLUMNS * 4}, 1), units // blocks))
-    panels = np.empty((slices, 1 if packed else group * k * {COLUMNS}), np.float32)
-    b_row, b_col = b.strides[1] // 4, b.strides[2] // 4
+    # (a slice packs at most a pass of a group of panels at a time)
+    group = min(max(1, {GROUP_BYTES} // (depth * {COLUMNS * 4})), panels)
+    buffer = np.empty((slices, 1 if packed else group * depth * {COLUMNS}), np.float32)
     for s in range(slices):
         rows[s, 2], rows[s, 3], rows[s, 4] = a.ctypes.data, a.strides[0] // 4, a.strides[1] // 4
-        rows[s, 5], rows[s, 6], rows[s, 7] = b.ctypes.data, b_row, b_col
-        rows[s, 8] = (k - 1) * b_row + (n - 1) * b_col + 1
-        rows[s, 9], rows[s, 10] = packed, panels[s].ctypes.data
-        rows[s, 11], rows[s, 12], rows[s, 13], rows[s, 14] = out.ctypes.data, m, n, k
-        rows[s, 15], rows[s, 16] = height, group
+        rows[s, 5], rows[s, 6], rows[s, 7] = b.ctypes.data, b.strides[1] // 4, b.strides[2] // 4
+        rows[s, 8], rows[s, 9], rows[s, 10] = packed, buffer[s].ctypes.data, out.ctypes.data
+        rows[s, 11], rows[s, 12], rows[s, 13] = m, n, k
+        rows[s, 14], rows[s, 15], rows[s, 16] = height, depth, by_rows
     if slices == 1:
         slice_kernel(pointer(rows.ctypes.data))
     else:
@@ -225,9 +262,10 @@ def kernel(a, b, out):
 
 
 @numba.njit(inline="always")
-def _cost(u, blocks, height, m, n):
-    i, j = u % blocks * height, u // blocks * {COLUMNS}
-    return min(height, m - i) * min({COLUMNS}, n - j)
+def _unit(bi, panel, blocks, panels, by_rows):
+    """The number of the unit that is row block ``bi`` of column panel ``panel``: row blocks
+    first within a panel, or panels first within a row block (``by_rows``)."""
+    return bi * panels + panel if by_rows else panel * blocks + bi
 '''
 
 

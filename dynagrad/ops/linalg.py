@@ -123,24 +123,27 @@ SPLIT_MIN_BATCH_WORK = 1 << 25  # m * k * n summed over the batch
 
 
 # Which float32 2-D products run on tile_gemm's register tiles: those where the tiles beat
-# OpenBLAS (2 threads each, back to back; m x k x n, us). A right operand whose columns are
-# contiguous (``W.T``, every linear layer's forward) is packed by 16 x 16 transposes, and the
-# tiles won at every size measured: MLP b128's 128x784x256 260 -> 174, b1024's 1024x784x256
-# 1541 -> 1263, the LSTM LM decoder's 700x200x10000 9.5 -> 9.0 ms, the Transformer's
-# 2048x1024x256 3.96 -> 3.53 ms and 2048x256x1024 3.85 -> 3.57 ms, the MNIST CNN's 64x9216x128
-# 1021 -> 752. A right operand with contiguous rows is packed by copies, and there the tiles won
-# only with few rows: 128x256x256 96 -> 67, weight gradients (g.T @ x) 256x128x784 232 -> 206
-# and 256x512x256 317 -> 268, but lost with many rows or a deep and wide B (1024x256x784: 1448
-# -> 1472; 700x10000x200: 11.4 -> 12.6 ms; 256x1024x784: 1.55 -> 1.81 ms), and, for a weight
-# gradient (the left operand transposed, read in place), from k = 1024 on (the Transformer's
-# 256x2048x256: 1.19 -> 1.59 ms). Products with a short k lose everywhere (128x10x256: 7 -> 12),
-# as do the tiniest (64x84x10: 2.3 -> 3.7).
+# OpenBLAS (2 threads each, back to back; m x k x n, tiles / OpenBLAS time, ranges of 2-3 runs).
+# A right operand whose columns are contiguous (``W.T``, every linear layer's forward) is packed
+# by 16 x 16 transposes, and the tiles won at every size measured: MLP b128's 128x784x256
+# 0.62-0.80, b1024's 1024x784x256 0.86-0.94, the LSTM LM decoder's 700x200x10000 0.92-0.98, the
+# Transformer's 2048x1024x256 0.89-0.99 and 2048x256x1024 0.90-0.97, the MNIST CNN's
+# 64x9216x128 0.60-0.65. A right operand with contiguous rows is packed by copies. With A's rows
+# contiguous too (an input gradient), the tiles won where k or n is small: the decoder's
+# 700x10000x200 0.92-0.95, the LSTM's 700x800x200 0.90-0.95, the Transformer's 2048x1024x256
+# 0.91 and 2048x256x1024 0.93, 64x128x9216 0.82-0.94, 1024x256x784 0.96-1.04; but lost on
+# 512x512x4096 (1.02) and 1024x1024x1024 (1.05). With A transposed (a weight gradient, A read
+# down its columns) they won only on small products: 256x128x784 0.80-0.92, 256x512x256 0.78,
+# 128x64x9216 0.76-0.88; and lost from 512x512x512 (1.02-1.18), k = 1024 (256x1024x784
+# 0.99-1.16, 256x2048x256 1.08-1.16) or many rows (10000x256x200 1.25, 10000x700x200
+# 1.24-1.39). Products with a short k lose everywhere (128x10x256: 7 -> 12 us), as do the
+# tiniest (64x84x10: 2.3 -> 3.7).
 TILES_MIN_K = 32
 TILES_MIN_WORK = 1 << 17              # m * k * n
-ROW_PACKED_MAX_M = 512                # a B with contiguous rows: m, and m * k * n
-ROW_PACKED_MAX_WORK = 1 << 27
-ROW_PACKED_MAX = (128, 512)           # (k, n): a B with contiguous rows within either bound
-TRANSPOSED_A_MAX_K = 512              # and, with A's columns contiguous instead of its rows, k
+ROW_PACKED_MAX = (256, 512)           # (k, n): a B with contiguous rows within either bound
+TRANSPOSED_A_MAX = 512                # and, A's rows not contiguous: m and k, and n unless
+TRANSPOSED_A_WIDE_MAX_K = 128         # k is at most this; m * k * n below
+TRANSPOSED_A_MAX_WORK = 1 << 27
 
 
 def matmul_2d(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
@@ -182,9 +185,11 @@ def _tiles_faster(a: np.ndarray, b: np.ndarray) -> bool:
     if b_col != 4 or b_row < 0:
         return False
     # B's rows are contiguous: packed by copies
-    return (m <= ROW_PACKED_MAX_M and work <= ROW_PACKED_MAX_WORK
-            and (k <= ROW_PACKED_MAX[0] or n <= ROW_PACKED_MAX[1])
-            and (a.strides[1] == 4 or k <= TRANSPOSED_A_MAX_K))
+    if a.strides[1] == 4:
+        return k <= ROW_PACKED_MAX[0] or n <= ROW_PACKED_MAX[1]
+    # A read down its columns (a weight gradient): only small ones
+    return (m <= TRANSPOSED_A_MAX and k <= TRANSPOSED_A_MAX and work < TRANSPOSED_A_MAX_WORK
+            and (k <= TRANSPOSED_A_WIDE_MAX_K or n <= TRANSPOSED_A_MAX))
 
 
 def _tiles_fit(ad: np.ndarray, bd: np.ndarray, shape: tuple, k: int) -> bool:
