@@ -252,9 +252,9 @@ def test_batched_small_products_from_register_tiles_match_numpy():
 
 def test_small_row_products_from_packed_register_tiles_match_numpy():
     # kernels.tile_gemm (recurrent state products, linear layers): every row remainder (14- or
-    # 8-row tiles, then 8/4/2/1-row ones), masked last columns (16 and 32 wide), a left operand
-    # with a row stride, on one thread and split over OpenBLAS's workers by panels or by rows,
-    # k summed in passes, against float64 NumPy
+    # 8-row tiles, then 8/4/2/1-row ones), masked last columns, a left operand with a row
+    # stride, on one thread and split over OpenBLAS's workers by panels or by row blocks, k
+    # summed in passes, against float64 NumPy
     from dynagrad.kernels import gemm_tile, tile_gemm
     from dynagrad.kernels.cache import lookup
     if not gemm_tile.AVAILABLE:
@@ -264,9 +264,9 @@ def test_small_row_products_from_packed_register_tiles_match_numpy():
     # (8-row blocks below tile_gemm.TALL_FROM rows, 14-row ones from there: every remainder)
     shapes = [(m, 37, 70) for m in (*range(1, 18), *range(28, 42))] + [
         (20, 200, 800), (20, 800, 200), (5, 3, 1), (64, 96, 384), (128, 784, 256), (9, 0, 40),
-        (9, 4500, 70),  # (5 passes over k; the last columns on a 16-wide tile)
-        (300, 2100, 40),  # (slices of rows; both panels packed whole, 3 passes over k)
-        (40, 3000, 600)]  # (too big to pack whole: passes over k of groups of panels)
+        (9, 4500, 70),  # (5 passes over k)
+        (300, 2100, 40),  # (slices of row blocks, 3 passes over k)
+        (40, 3000, 600)]  # (passes over k, each packing groups of at most 8 panels)
     for m, k, n in shapes:
         a = rng.standard_normal((m, 2 * k), dtype=np.float32)[:, :k]  # rows 2k apart
         w = rng.standard_normal((n, k), dtype=np.float32)

@@ -50,9 +50,9 @@ def _vector_at(builder, base, offset):
 _INT64S = (types.int64,) * 10
 
 
-def _tile(rows: int, masked: bool, vectors: int = 2):
-    """The intrinsic for a ``rows`` x ``16 * vectors`` tile; a ``masked`` one takes a last
-    argument ``cols`` and reads and writes only the first ``cols`` columns of B and C."""
+def _tile(rows: int, masked: bool):
+    """The intrinsic for a ``rows`` x 32 tile; a ``masked`` one takes a last argument ``cols``
+    and reads and writes only the first ``cols`` (< 32) columns of B and C."""
     arity = 10 if masked else 9
 
     def signature_and_codegen(args):
@@ -62,22 +62,21 @@ def _tile(rows: int, masked: bool, vectors: int = 2):
         def codegen(context, builder, signature, values):
             a_, a_row_, a_col_, b_, b_row_, c_, c_row_, k_, accumulate_ = values[:9]
             masks = [_lane_mask(builder, _I64(0), builder.sub(values[9], _I64(h * _LANES)),
-                                _LANES) for h in range(vectors)] if masked else None
+                                _LANES) for h in range(2)] if masked else None
 
             fma = cgutils.get_or_insert_function(
                 builder.module, ir.FunctionType(_VEC, [_VEC] * 3), "llvm.fma.v16f32")
             # allocas in the entry block: LLVM promotes them to registers
             sums = [cgutils.alloca_once_value(builder, ir.Constant(_VEC, None))
-                    for _ in range(rows * vectors)]
+                    for _ in range(rows * 2)]
             c_vectors = [_vector_at(builder, c_, builder.add(builder.mul(_I64(r), c_row_),
                                                              _I64(h * _LANES)))
-                         for r in range(rows) for h in range(vectors)]
+                         for r in range(rows) for h in range(2)]
             with builder.if_else(builder.icmp_signed("!=", accumulate_, _I64(0))) as (
                     add_to_c, overwrite_c):
                 with add_to_c:
                     for i, s in enumerate(sums):
-                        builder.store(_load(builder, c_vectors[i],
-                                            masks and masks[i % vectors]), s)
+                        builder.store(_load(builder, c_vectors[i], masks and masks[i % 2]), s)
                 with overwrite_c:
                     for s in sums:
                         builder.store(ir.Constant(_VEC, [0.0] * _LANES), s)
@@ -86,7 +85,7 @@ def _tile(rows: int, masked: bool, vectors: int = 2):
                 p = loop.index
                 row = builder.mul(p, b_row_)
                 bs = [_load(builder, _vector_at(builder, b_, builder.add(row, _I64(h * _LANES))),
-                            masks and masks[h]) for h in range(vectors)]
+                            masks and masks[h]) for h in range(2)]
                 a_p = builder.mul(p, a_col_)
                 for r in range(rows):
                     at = builder.add(builder.mul(_I64(r), a_row_), a_p)
@@ -94,14 +93,14 @@ def _tile(rows: int, masked: bool, vectors: int = 2):
                     lanes = builder.insert_element(ir.Constant(_VEC, ir.Undefined), value,
                                                    _I32(0))
                     lanes = builder.shuffle_vector(lanes, ir.Constant(_VEC, ir.Undefined), splat)
-                    for h in range(vectors):
-                        s = sums[vectors * r + h]
+                    for h in range(2):
+                        s = sums[2 * r + h]
                         builder.store(builder.call(fma, [lanes, bs[h], builder.load(s)]), s)
             for i, ptr in enumerate(c_vectors):
                 if masks is None:
                     builder.store(builder.load(sums[i]), ptr, align=4)
                 else:
-                    _masked_store(builder, builder.load(sums[i]), ptr, masks[i % vectors], 4)
+                    _masked_store(builder, builder.load(sums[i]), ptr, masks[i % 2], 4)
             return context.get_dummy_value()
         return types.void(*_INT64S[:arity]), codegen
 
@@ -113,7 +112,7 @@ def _tile(rows: int, masked: bool, vectors: int = 2):
     else:
         def typer(typingctx, a, a_row, a_col, b, b_row, c, c_row, k, accumulate):
             return signature_and_codegen((a, a_row, a_col, b, b_row, c, c_row, k, accumulate))
-    typer.__name__ = f"tile_{rows}x{16 * vectors}" + ("_masked" if masked else "")
+    typer.__name__ = f"tile_{rows}x32" + ("_masked" if masked else "")
     return intrinsic(typer)
 
 
@@ -136,8 +135,6 @@ tile_14x32, tile_8x32, tile_4x32, tile_2x32, tile_1x32 = (
     _tile(r, False) for r in (14, 8, 4, 2, 1))
 tile_14x32_masked, tile_8x32_masked, tile_4x32_masked, tile_2x32_masked, tile_1x32_masked = (
     _tile(r, True) for r in (14, 8, 4, 2, 1))
-tile_14x16_masked, tile_8x16_masked, tile_4x16_masked, tile_2x16_masked, tile_1x16_masked = (
-    _tile(r, True, vectors=1) for r in (14, 8, 4, 2, 1))
 
 
 @intrinsic

@@ -5,7 +5,7 @@ where few rows meet a weight: a recurrent layer's step multiplies a (B, H) state
 times per sequence in the LSTM language model, and at B = 20 OpenBLAS spends 51-57 and 63-66 us
 on ``h @ W_hh.T`` and ``d_gates @ W_hh`` (2 threads). ``kernel(a, b, out)`` computes
 ``out = a @ b`` with ``gemm_tile``'s 14 x 32 or 8 x 32 tiles (8-, 4-, 2- and 1-row tiles for the
-last rows, masked 32- or 16-wide tiles for the last columns). It reads A in place and B as
+last rows, masked tiles for the last columns). It reads A in place and B as
 contiguous (K, 32) panels of its columns, and sums k in passes: each pass packs its rows of a
 group of panels, which each row block of A then serves while it is in L1. The tiles are shared
 among OpenBLAS's own threads, each taking an equal share of the multiply-adds: whole row blocks
@@ -79,21 +79,18 @@ def _tile_calls(kind: str, extra: str, indent: str) -> str:
     return "".join(indent + line + "\n" for line in lines[:-1])
 
 
-_TILE_NAMES = ", ".join(f"tile_{r}x{w}{m}" for w, m in ((32, ""), (32, "_masked"), (16, "_masked"))
-                        for r in (ROWS, 8, 4, 2, 1))
+_TILE_NAMES = ", ".join(f"tile_{r}x32{m}" for m in ("", "_masked") for r in (ROWS, 8, 4, 2, 1))
 _TILES = f'''
 from dynagrad.kernels.gemm_tile import ({_TILE_NAMES}, transpose_16x16)
 
 
 @numba.njit(nogil=True, error_model="numpy", inline="always")
 def block(a, a_row, a_col, b, c, c_row, k, accumulate, rows, cols):
-    """``rows`` <= {ROWS} rows by ``cols`` <= 32 columns of the product from one panel ``b``,
-    added to C with ``accumulate``; the last columns of B on masked tiles (16 wide for at most
-    16 columns: full ones would waste their second half)."""
+    """``rows`` <= {ROWS} rows by ``cols`` <= 32 columns of the product from one panel ``b``
+    (the last columns of B on masked tiles), added to C with ``accumulate``."""
     if cols == {COLUMNS}:
-{_tile_calls("x32", "", " " * 8)}    elif cols > 16:
-{_tile_calls("x32_masked", ", cols", " " * 8)}    else:
-{_tile_calls("x16_masked", ", cols", " " * 8)}
+{_tile_calls("x32", "", " " * 8)}    else:
+{_tile_calls("x32_masked", ", cols", " " * 8)}
 
 @numba.njit(nogil=True, error_model="numpy")
 def pack_panel(b, b_row, b_col, extent, j, cols, k, panel):
