@@ -48,8 +48,12 @@ TALL_FROM = 28
 # to back), the LSTM LM decoder's input gradient 700x10000x200 (tiles / OpenBLAS): one pass,
 # panels in groups of 512 KiB: 1.12-1.17; passes of 256: 0.98-1.00; of 512: 0.96-0.97; of 1024
 # with groups of 1 MiB: 0.92-0.95 (MLP b1024's 1024x784x256 0.86-0.88 in one pass either way).
+# An A read down its columns (a weight gradient) takes passes of at most DEPTH_T: its rows of a
+# pass are scattered over twice the cache lines (256x1024x256: 0.87-1.07 in one pass, 0.80-0.89
+# in passes of 512; 256x2048x256: 0.95-1.02 -> 0.87-0.93).
 GROUP_BYTES = 1 << 20
 DEPTH = 1024
+DEPTH_T = 512
 # Below this many multiply-adds one thread runs the product: handing a slice to a second costs
 # a few microseconds.
 THREADED_MIN_WORK = 1 << 18
@@ -225,7 +229,8 @@ def kernel(a, b, out):
     units = blocks * panels
     slices = min({slices}, units) if m * n * k >= {THREADED_MIN_WORK} else 1
     # k in near-equal passes of at most DEPTH, whole 16-row blocks but the last
-    passes = (k + {DEPTH - 1}) // {DEPTH}
+    most = {DEPTH} if a.strides[1] == 4 else {DEPTH_T}
+    passes = (k + most - 1) // most
     depth = min(k, ((k + passes - 1) // passes + 15) // 16 * 16)
     # slices of whole row blocks each pack all of B, slices of whole panels each read all of A:
     # the smaller repeat (700x10000x200 in passes of 256: 1.12 by panels, 0.98 by rows)

@@ -133,17 +133,18 @@ SPLIT_MIN_BATCH_WORK = 1 << 25  # m * k * n summed over the batch
 # 700x10000x200 0.92-0.95, the LSTM's 700x800x200 0.90-0.95, the Transformer's 2048x1024x256
 # 0.91 and 2048x256x1024 0.93, 64x128x9216 0.82-0.94, 1024x256x784 0.96-1.04; but lost on
 # 512x512x4096 (1.02) and 1024x1024x1024 (1.05). With A transposed (a weight gradient, A read
-# down its columns) they won only on small products: 256x128x784 0.80-0.92, 256x512x256 0.78,
-# 128x64x9216 0.76-0.88; and lost from 512x512x512 (1.02-1.18), k = 1024 (256x1024x784
-# 0.99-1.16, 256x2048x256 1.08-1.16) or many rows (10000x256x200 1.25, 10000x700x200
-# 1.24-1.39). Products with a short k lose everywhere (128x10x256: 7 -> 12 us), as do the
-# tiniest (64x84x10: 2.3 -> 3.7).
+# down its columns) they won with few rows and a short k or a narrow B: 256x128x784 0.79-0.82,
+# 128x64x9216 0.81-0.83, 256x256x1024 0.91-0.94, 256x1024x256 0.80-0.89, the Transformer's
+# 256x2048x256 0.87-0.93; and tied or lost on 256x1024x784 (1.01-1.04), 512x512x512
+# (1.04-1.06) and with many rows (10000x256x200 1.21-1.32, 10000x700x200 1.27-1.31). Products
+# with a short k lose everywhere (128x10x256: 7 -> 12 us), as do the tiniest (64x84x10: 2.3 ->
+# 3.7).
 TILES_MIN_K = 32
 TILES_MIN_WORK = 1 << 17              # m * k * n
 ROW_PACKED_MAX = (256, 512)           # (k, n): a B with contiguous rows within either bound
-TRANSPOSED_A_MAX = 512                # and, A's rows not contiguous: m and k, and n unless
-TRANSPOSED_A_WIDE_MAX_K = 128         # k is at most this; m * k * n below
-TRANSPOSED_A_MAX_WORK = 1 << 27
+TRANSPOSED_A_MAX_M = 256              # and, A's rows not contiguous: m, k, and k or n
+TRANSPOSED_A_MAX_K = 2048
+TRANSPOSED_A_MIN_KN = 256
 
 
 def matmul_2d(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
@@ -187,9 +188,8 @@ def _tiles_faster(a: np.ndarray, b: np.ndarray) -> bool:
     # B's rows are contiguous: packed by copies
     if a.strides[1] == 4:
         return k <= ROW_PACKED_MAX[0] or n <= ROW_PACKED_MAX[1]
-    # A read down its columns (a weight gradient): only small ones
-    return (m <= TRANSPOSED_A_MAX and k <= TRANSPOSED_A_MAX and work < TRANSPOSED_A_MAX_WORK
-            and (k <= TRANSPOSED_A_WIDE_MAX_K or n <= TRANSPOSED_A_MAX))
+    # A read down its columns (a weight gradient): few rows, and a short k or a narrow B
+    return m <= TRANSPOSED_A_MAX_M and k <= TRANSPOSED_A_MAX_K and min(k, n) <= TRANSPOSED_A_MIN_KN
 
 
 def _tiles_fit(ad: np.ndarray, bd: np.ndarray, shape: tuple, k: int) -> bool:
