@@ -69,14 +69,15 @@ def _tile(rows: int, masked: bool):
             # allocas in the entry block: LLVM promotes them to registers
             sums = [cgutils.alloca_once_value(builder, ir.Constant(_VEC, None))
                     for _ in range(rows * 2)]
-            c_vectors = [_vector_at(builder, c_, builder.add(builder.mul(_I64(r), c_row_),
-                                                             _I64(h * _LANES)))
-                         for r in range(rows) for h in range(2)]
+            def c_vectors():  # (built where used: kept across the loop they cost registers)
+                return [_vector_at(builder, c_, builder.add(builder.mul(_I64(r), c_row_),
+                                                            _I64(h * _LANES)))
+                        for r in range(rows) for h in range(2)]
             with builder.if_else(builder.icmp_signed("!=", accumulate_, _I64(0))) as (
                     add_to_c, overwrite_c):
                 with add_to_c:
-                    for i, s in enumerate(sums):
-                        builder.store(_load(builder, c_vectors[i], masks and masks[i % 2]), s)
+                    for i, (s, ptr) in enumerate(zip(sums, c_vectors())):
+                        builder.store(_load(builder, ptr, masks and masks[i % 2]), s)
                 with overwrite_c:
                     for s in sums:
                         builder.store(ir.Constant(_VEC, [0.0] * _LANES), s)
@@ -96,7 +97,7 @@ def _tile(rows: int, masked: bool):
                     for h in range(2):
                         s = sums[2 * r + h]
                         builder.store(builder.call(fma, [lanes, bs[h], builder.load(s)]), s)
-            for i, ptr in enumerate(c_vectors):
+            for i, ptr in enumerate(c_vectors()):
                 if masks is None:
                     builder.store(builder.load(sums[i]), ptr, align=4)
                 else:

@@ -203,7 +203,7 @@ class _Recurrent(Function):
         g_in = dgi.reshape(n_t * n_b, -1)
         g_hh = g_in if dgh is None else dgh.reshape(n_t * n_b, -1)
         n_in = xa.shape[2]
-        gx = _wrap(np.matmul(g_in, wih).reshape(n_t, n_b, n_in), x.dtype) if need[1] else None
+        gx = _wrap(matmul_2d(g_in, wih).reshape(n_t, n_b, n_in), x.dtype) if need[1] else None
         gw_ih = _wrap(np.matmul(g_in.T, xa.reshape(n_t * n_b, n_in)), x.dtype) if need[4] else None
         gw_hh = None
         if need[5]:  # the state each step read: h0 then the outputs, in the direction's order
