@@ -69,6 +69,7 @@ def _tile(rows: int, masked: bool):
             # allocas in the entry block: LLVM promotes them to registers
             sums = [cgutils.alloca_once_value(builder, ir.Constant(_VEC, None))
                     for _ in range(rows * 2)]
+
             def c_vectors():  # (built where used: kept across the loop they cost registers)
                 return [_vector_at(builder, c_, builder.add(builder.mul(_I64(r), c_row_),
                                                             _I64(h * _LANES)))
@@ -170,4 +171,3 @@ def transpose_16x16(typingctx, src, src_row, dst, dst_row):
                           align=4)
         return context.get_dummy_value()
     return types.void(*_INT64S[:4]), codegen
-

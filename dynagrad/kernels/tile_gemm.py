@@ -74,13 +74,13 @@ def pack(b: np.ndarray) -> np.ndarray:
 
 def _tile_calls(kind: str, extra: str, indent: str) -> str:
     """Source that runs ``rows`` rows of one panel on the ``kind`` tiles (e.g. ``x32_masked``):
-    one {ROWS}-row tile, or one each of 8, 4, 2 and 1 rows as the bits of ``rows`` say."""
+    one ROWS-row tile, or one each of 8, 4, 2 and 1 rows as the bits of ``rows`` say."""
     call = f"(a, a_row, a_col, b, {COLUMNS}, c, c_row, k, accumulate{extra})"
     lines = [f"if rows == {ROWS}:", f"    tile_{ROWS}{kind}{call}", "    return"]
     for r in (8, 4, 2, 1):
         lines += [f"if rows & {r}:", f"    tile_{r}{kind}{call}",
                   f"    a, c = a + {r} * a_row * 4, c + {r} * c_row * 4"]
-    return "".join(indent + line + "\n" for line in lines[:-1])
+    return "".join(indent + line + "\n" for line in lines[:-1])  # (no step after the last)
 
 
 _TILE_NAMES = ", ".join(f"tile_{r}x32{m}" for m in ("", "_masked") for r in (ROWS, 8, 4, 2, 1))
@@ -228,7 +228,8 @@ def kernel(a, b, out):
     panels = (n + {COLUMNS - 1}) // {COLUMNS}
     units = blocks * panels
     slices = min({slices}, units) if m * n * k >= {THREADED_MIN_WORK} else 1
-    # k in near-equal passes of at most DEPTH, whole 16-row blocks but the last
+    # k in near-equal passes of at most DEPTH (DEPTH_T for an A read down its columns), whole
+    # 16-row blocks but the last
     most = {DEPTH} if a.strides[1] == 4 else {DEPTH_T}
     passes = (k + most - 1) // most
     depth = min(k, ((k + passes - 1) // passes + 15) // 16 * 16)
