@@ -138,9 +138,9 @@ from dynagrad.kernels.worker_pool import pointer{imports}
 {_TILES}
 
 # a slice's row of words: first unit, end unit, then a, a_row, a_col, b, b_row, b_col, packed,
-# panel buffer, out, m, n, k, rows per block, k per pass, units by rows (addresses in bytes,
-# strides in elements)
-_WORDS = 17
+# panel buffer, out, m, n, k, rows per block, k per pass, units by rows, panels per group
+# (addresses in bytes, strides in elements)
+_WORDS = 18
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
@@ -153,7 +153,7 @@ def slice_kernel(row):
     first, end = w[0], w[1]
     a, a_row, a_col, b, b_row, b_col = w[2], w[3], w[4], w[5], w[6], w[7]
     packed, buffer, c, m, n, k = w[8], w[9], w[10], w[11], w[12], w[13]
-    height, depth, by_rows = w[14], w[15], w[16]
+    height, depth, by_rows, group = w[14], w[15], w[16], w[17]
     if end <= first:
         return
     blocks = (m + height - 1) // height
@@ -168,7 +168,6 @@ def slice_kernel(row):
         p_lo, p_hi = first // blocks, (end - 1) // blocks + 1
         if p_hi - p_lo == 1:
             b_lo, b_hi = first % blocks, (end - 1) % blocks + 1
-    group = max(1, {GROUP_BYTES} // (depth * {COLUMNS * 4}))
     for g0 in range(p_lo, p_hi, group):
         g1 = min(g0 + group, p_hi)
         for k0 in range(0, k, depth):
@@ -249,7 +248,7 @@ def kernel(a, b, out):
             s += 1
         done += cost
     rows[slices - 1, 1] = units
-    # (a slice packs at most a pass of a group of panels at a time)
+    # panels packed together per pass (a slice's buffer holds one pass of a group)
     group = min(max(1, {GROUP_BYTES} // (depth * {COLUMNS * 4})), panels)
     buffer = np.empty((slices, 1 if packed else group * depth * {COLUMNS}), np.float32)
     for s in range(slices):
@@ -257,7 +256,7 @@ def kernel(a, b, out):
         rows[s, 5], rows[s, 6], rows[s, 7] = b.ctypes.data, b.strides[1] // 4, b.strides[2] // 4
         rows[s, 8], rows[s, 9], rows[s, 10] = packed, buffer[s].ctypes.data, out.ctypes.data
         rows[s, 11], rows[s, 12], rows[s, 13] = m, n, k
-        rows[s, 14], rows[s, 15], rows[s, 16] = height, depth, by_rows
+        rows[s, 14], rows[s, 15], rows[s, 16], rows[s, 17] = height, depth, by_rows, group
     if slices == 1:
         slice_kernel(pointer(rows.ctypes.data))
     else:

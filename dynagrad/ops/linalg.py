@@ -142,9 +142,9 @@ SPLIT_MIN_BATCH_WORK = 1 << 25  # m * k * n summed over the batch
 TILES_MIN_K = 32
 TILES_MIN_WORK = 1 << 17              # m * k * n
 ROW_PACKED_MAX = (256, 512)           # (k, n): a B with contiguous rows within either bound
-TRANSPOSED_A_MAX_M = 256              # and, A's rows not contiguous: m, k, and k or n
-TRANSPOSED_A_MAX_K = 2048
-TRANSPOSED_A_MIN_KN = 256
+TRANSPOSED_A_MAX_M = 256              # and, A's rows not contiguous: m, k, and the shorter
+TRANSPOSED_A_MAX_K = 2048             # of k and n within these bounds
+TRANSPOSED_A_SHORT_MAX = 256
 
 
 def matmul_2d(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
@@ -189,7 +189,8 @@ def _tiles_faster(a: np.ndarray, b: np.ndarray) -> bool:
     if a.strides[1] == 4:
         return k <= ROW_PACKED_MAX[0] or n <= ROW_PACKED_MAX[1]
     # A read down its columns (a weight gradient): few rows, and a short k or a narrow B
-    return m <= TRANSPOSED_A_MAX_M and k <= TRANSPOSED_A_MAX_K and min(k, n) <= TRANSPOSED_A_MIN_KN
+    return (m <= TRANSPOSED_A_MAX_M and k <= TRANSPOSED_A_MAX_K
+            and min(k, n) <= TRANSPOSED_A_SHORT_MAX)
 
 
 def _tiles_fit(ad: np.ndarray, bd: np.ndarray, shape: tuple, k: int) -> bool:

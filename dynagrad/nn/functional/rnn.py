@@ -4,7 +4,7 @@ One direction of one layer over a whole sequence is a single autograd node. Its 
 the input by ``W_ih`` for all time steps at once (one product), then loops over time doing
 ``h @ W_hh.T`` (register tiles for float32, else BLAS) and one fused generated kernel for the
 gate nonlinearities and state update (``dynagrad/kernels/nn_rnn.py``). Its backward runs the
-mirror loop, and the weight and input gradients are again one BLAS call each over all steps.
+mirror loop, and the weight and input gradients are again one product each over all steps.
 Gate layouts and parameter shapes are PyTorch's (LSTM ``i f g o``, GRU ``r z n``). This node has
 no double backward (as cuDNN's RNN). CUDA tensors run ``recurrent_composite`` (the same steps as
 ops) instead.
