@@ -117,6 +117,19 @@ def int_pow(x, y):
     return r
 
 
+@intrinsic
+def fsum_add(typingctx, total, value):
+    """``total + value`` that LLVM may reassociate: a running sum built from it vectorizes
+    (split into lanes) while the rest of the kernel keeps strict order, which an exp's range
+    reduction needs. Numba's ``fastmath`` flags cover a whole function instead."""
+    if not (total == value and isinstance(total, types.Float)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.fadd(args[0], args[1], flags=("reassoc", "nsz", "contract"))
+    return total(total, value), codegen
+
+
 # --- vectorizable float32 transcendentals ------------------------------------------------------
 # pip's llvmlite has no SVML, so math.exp / math.tanh are scalar libm calls that stop LLVM from
 # vectorizing a loop. For float32 these branch-light polynomial forms (exp and expm1: a minimax
