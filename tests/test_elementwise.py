@@ -430,6 +430,27 @@ def test_float32_transcendentals_are_accurate_to_a_few_ulp(name, ref):
     np.testing.assert_array_equal(specials, expected.astype(np.float32))
 
 
+@pytest.mark.parametrize("name,ref,low", [("expm1", np.expm1, -40.0), ("log1p", np.log1p, -1.0)])
+def test_float32_expm1_and_log1p_are_accurate_to_a_few_ulp(name, ref, low):
+    # vectorizable float32 forms as well, relatively accurate near 0 where exp(x) - 1 and
+    # log(1 + x) would lose it; overflow to inf, log1p(-1) = -inf, below -1 nan
+    x = np.concatenate([np.linspace(low, 88.0, 40001)[1:], np.linspace(-1e-3, 1e-3, 2001),
+                        np.geomspace(1e-30, 1e30, 2001), -np.geomspace(1e-30, 0.99, 2001)])
+    x = x.astype(np.float32)
+    got = getattr(dg, name)(dg.tensor(x)).numpy().astype(np.float64)
+    with np.errstate(all="ignore"):
+        want = ref(x.astype(np.float64))
+        want32 = want.astype(np.float32)
+    finite = np.isfinite(want32) & (np.abs(want32) >= np.finfo(np.float32).tiny)
+    ulp = np.abs(got[finite] - want[finite]) / np.spacing(np.abs(want32[finite]))
+    assert ulp.max() <= 4.0, f"{name}: {ulp.max():.1f} ulp"
+    np.testing.assert_array_equal(got[np.isinf(want32)], want32[np.isinf(want32)])
+    specials = np.array([np.nan, np.inf, -np.inf, -1.0, -2.0, 0.0], np.float32)
+    with np.errstate(all="ignore"):
+        expected = ref(specials.astype(np.float64)).astype(np.float32)
+    np.testing.assert_array_equal(getattr(dg, name)(dg.tensor(specials)).numpy(), expected)
+
+
 _PORTABLE_MATH_PROBE = """
 import json, math, numpy as np, dynagrad as dg
 from dynagrad import _cpu_target

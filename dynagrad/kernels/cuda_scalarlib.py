@@ -35,8 +35,9 @@ from numba.cuda.extending import overload as _overload
 from . import scalarlib as _cpu_lib
 
 __all__ = ["math", "np", "sigmoid", "floor_div", "py_mod", "int_fmod", "round_half_even", "frac",
-           "nan_to_num", "fmax_nan", "fmin_nan", "clamp", "int_pow", "fexp", "ftanh", "fsigmoid",
-           "fgelu", "fgelu_grad", "ferf"]
+           "nan_to_num", "fmax_nan", "fmin_nan", "clamp", "int_pow", "fexp", "fexpm1", "flog1p",
+           "ftanh", "fsigmoid", "fgelu", "fgelu_grad", "ferf", "fsilu_grad", "fgelu_tanh_grad",
+           "fmish_grad"]
 
 _SIMULATOR = bool(_config.ENABLE_CUDASIM)
 _NO_WARNINGS = dict(over="ignore", invalid="ignore", divide="ignore", under="ignore")
@@ -251,6 +252,34 @@ def _ftanh(x):
     return lambda x: _pymath.tanh(T(x))
 
 
+def fexpm1(x):
+    """exp(x) - 1, accurate near 0."""
+    return _np_call(_numpy.expm1, x)
+
+
+@_overload(fexpm1)
+def _fexpm1(x):
+    T = _float_of(x)
+    return lambda x: _pymath.expm1(T(x))
+
+
+def flog1p(x):
+    """log(1 + x), accurate near 0 (-inf at -1, nan below)."""
+    return _np_call(_numpy.log1p, x)
+
+
+@_overload(flog1p)
+def _flog1p(x):
+    T = _float_of(x)
+
+    def impl(x):
+        v = T(x)
+        if v > T(-1.0):
+            return _pymath.log1p(v)
+        return T(-_pymath.inf) if v == T(-1.0) else T(_pymath.nan)
+    return impl
+
+
 fsigmoid = sigmoid  # the CPU's vectorizable float32 form is only a speed trick: same function
 
 
@@ -299,4 +328,58 @@ def _fgelu_grad(x, g):
         cdf = T(0.5) * _pymath.erfc(-v * T(_SQRT_HALF))
         pdf = T(_INV_SQRT_2PI) * _pymath.exp(T(-0.5) * v * v)
         return T(g) * (cdf + v * pdf)
+    return impl
+
+
+def fsilu_grad(x, g):
+    """g * d/dx (x sigmoid(x))."""
+    s = sigmoid(x)
+    return g * s * (1.0 + x * (1.0 - s))
+
+
+@_overload(fsilu_grad)
+def _fsilu_grad(x, g):
+    T = _float_of(x)
+
+    def impl(x, g):
+        v = T(x)
+        s = sigmoid(v)
+        return T(g) * s * (T(1.0) + v * (T(1.0) - s))
+    return impl
+
+
+def fgelu_tanh_grad(x, g):
+    """g * d/dx of GELU's tanh form."""
+    c, a, b = _cpu_lib._GELU_TANH_C
+    t = _np_call(_numpy.tanh, c * (x + a * x * x * x))
+    return g * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * c * (1.0 + b * x * x))
+
+
+@_overload(fgelu_tanh_grad)
+def _fgelu_tanh_grad(x, g):
+    T = _float_of(x)
+    c, a, b = (T(k) for k in _cpu_lib._GELU_TANH_C)
+
+    def impl(x, g):
+        v = T(x)
+        t = _pymath.tanh(c * (v + a * v * v * v))
+        return T(g) * (T(0.5) * (T(1.0) + t)
+                       + T(0.5) * v * (T(1.0) - t * t) * (c * (T(1.0) + b * v * v)))
+    return impl
+
+
+def fmish_grad(x, g):
+    """g * d/dx (x tanh(softplus(x)))."""
+    t = _np_call(_numpy.tanh, x if x > 20.0 else _np_call(_numpy.log1p, _np_call(_numpy.exp, x)))
+    return g * (t + x * sigmoid(x) * (1.0 - t * t))
+
+
+@_overload(fmish_grad)
+def _fmish_grad(x, g):
+    T = _float_of(x)
+
+    def impl(x, g):
+        v = T(x)
+        t = _pymath.tanh(v if v > T(20.0) else _pymath.log1p(_pymath.exp(v)))
+        return T(g) * (t + v * sigmoid(v) * (T(1.0) - t * t))
     return impl

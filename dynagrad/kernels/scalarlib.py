@@ -325,6 +325,75 @@ def _ftanh(x):
     return lambda x: math.tanh(x)
 
 
+# expm1 and log1p for float32 (ELU, softplus, mish, logsigmoid): math.expm1 and math.log1p are
+# libm calls here, 13 ns per element, that keep a loop scalar. Both within a few ulp.
+
+@numba.njit(inline="always")
+def _expm1_32(x):
+    # x = k ln2 + r with |r| <= ln2/2: expm1(x) = 2^k expm1(r) + (2^k - 1), where 2^k - 1 is
+    # exact for the k that matter, so small results keep their relative accuracy. Below -30 the
+    # result rounds to -1; from k = 127 (x > 87.7) 2^k leaves float32 and the -1 is far below an
+    # ulp: there the scaled exp instead
+    a = min(max(x, np.float32(-30.0)), np.float32(89.0))
+    r, k = _reduce_ln2(a)
+    e = _expm1_32_reduced(r)
+    p2 = _int32_bits_as_float32((np.int32(min(k, np.float32(126.0))) + np.int32(127))
+                                << np.int32(23))
+    near = e * p2 + (p2 - np.float32(1.0))
+    res = near if k < np.float32(127.0) else _times_pow2(e + np.float32(1.0), k)
+    return res if x == x else x
+
+
+def fexpm1(x):
+    """exp(x) - 1, accurate near 0; vectorizable for float32 (use inside kernels)."""
+    return math.expm1(x)
+
+
+@overload(fexpm1, inline="always")
+def _fexpm1(x):
+    if x == types.float32:
+        return lambda x: _expm1_32(x)
+    return lambda x: math.expm1(x)
+
+
+_SQRT_HALF_BITS = np.int32(0x3F3504F3)  # float32 sqrt(1/2): u's mantissa is split around it
+
+
+@numba.njit(inline="always")
+def _log1p32(x):
+    # u = 1 + x = m 2^e with m in [sqrt(1/2), sqrt(2)); log(m) = 2 atanh(s) for s = (m-1)/(m+1),
+    # |s| <= 0.172, as its series to s^9 (the rest is below 1e-9 relative); the rounding of u,
+    # x - (u - 1), adds its share divided by u
+    u = np.float32(1.0) + x
+    bits = _float32_bits(u)
+    k = (bits - _SQRT_HALF_BITS) >> np.int32(23)
+    m = _int32_bits_as_float32(bits - (k << np.int32(23)))
+    f = m - np.float32(1.0)
+    s = f / (np.float32(2.0) + f)
+    z = s * s
+    series = z * (np.float32(2.0 / 3.0) + z * (np.float32(2.0 / 5.0) + z * (
+        np.float32(2.0 / 7.0) + z * np.float32(2.0 / 9.0))))
+    kf = np.float32(k)
+    lost = (x - (u - np.float32(1.0))) / u
+    res = kf * _LN2_HI + ((s + s + s * series) + (kf * _LN2_LO + lost))
+    if x > np.float32(-1.0) and x < np.float32(np.inf):
+        return res
+    return x if x == np.float32(np.inf) else (np.float32(-np.inf) if x == np.float32(-1.0)
+                                               else np.float32(np.nan))
+
+
+def flog1p(x):
+    """log(1 + x), accurate near 0; vectorizable for float32 (use inside kernels)."""
+    return math.log1p(x) if x > -1 else (-math.inf if x == -1 else math.nan)
+
+
+@overload(flog1p, inline="always")
+def _flog1p(x):
+    if x == types.float32:
+        return lambda x: _log1p32(x)
+    return lambda x: math.log1p(x) if x > -1 else (-math.inf if x == -1 else math.nan)
+
+
 def fsigmoid(x):
     """1 / (1 + exp(-x)) without overflow; vectorizable for float32."""
     return sigmoid(x)
@@ -429,6 +498,67 @@ def _fgelu_grad(x, g):
         return impl
     return lambda x, g: g * (0.5 * math.erfc(-x * 0.7071067811865476)
                              + x * 0.3989422804014327 * math.exp(-0.5 * x * x))
+
+
+# Gradients of the activations whose derivative reads one transcendental twice: written once
+# here, each calls it once (two inlined copies of one overload in a kernel trip a Numba IR
+# warning, and cost twice). Constants take x's float type, so float32 stays float32.
+_GELU_TANH_C = (0.7978845608028654, 0.044715, 0.134145)  # sqrt(2/pi), the cubic's, 3x it
+
+
+def _consts(x, *values):
+    """``values`` as constants of ``x``'s float type (for an overload's implementation)."""
+    return tuple(np.float32(v) if x == types.float32 else float(v) for v in values)
+
+
+def fsilu_grad(x, g):
+    """g * d/dx (x sigmoid(x)) = g * s (1 + x (1 - s)), s = sigmoid(x) (use inside kernels)."""
+    s = sigmoid(x)
+    return g * s * (1.0 + x * (1.0 - s))
+
+
+@overload(fsilu_grad, inline="always")
+def _fsilu_grad(x, g):
+    one, = _consts(x, 1.0)
+
+    def impl(x, g):
+        s = fsigmoid(x)
+        return g * s * (one + x * (one - s))
+    return impl
+
+
+def fgelu_tanh_grad(x, g):
+    """g * d/dx of GELU's tanh form 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3)."""
+    c, a, b = _GELU_TANH_C
+    t = math.tanh(c * (x + a * x * x * x))
+    return g * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * c * (1.0 + b * x * x))
+
+
+@overload(fgelu_tanh_grad, inline="always")
+def _fgelu_tanh_grad(x, g):
+    c, a, b, half, one = _consts(x, *_GELU_TANH_C, 0.5, 1.0)
+
+    def impl(x, g):
+        t = ftanh(c * (x + a * x * x * x))
+        return g * (half * (one + t) + half * x * (one - t * t) * (c * (one + b * x * x)))
+    return impl
+
+
+def fmish_grad(x, g):
+    """g * d/dx (x tanh(softplus(x))) = g (t + x sigmoid(x) (1 - t^2)), t = tanh(softplus(x)),
+    softplus(x) = x above 20 as in torch's mish."""
+    t = math.tanh(x if x > 20.0 else math.log1p(math.exp(x)))
+    return g * (t + x * sigmoid(x) * (1.0 - t * t))
+
+
+@overload(fmish_grad, inline="always")
+def _fmish_grad(x, g):
+    twenty, one = _consts(x, 20.0, 1.0)
+
+    def impl(x, g):
+        t = ftanh(x if x > twenty else flog1p(fexp(x)))
+        return g * (t + x * fsigmoid(x) * (one - t * t))
+    return impl
 
 
 def ferf(x):

@@ -12,6 +12,7 @@ Example:
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 
@@ -30,6 +31,21 @@ from .placement import common_device, host
 from .registry import REGISTRY, register
 
 _CATEGORY = {0: "b", 1: "i", 2: "f"}
+# A float literal that is not part of a name or number (``0.5``, ``1e-3``; not the 1 of log1p)
+_FLOAT_LITERAL = re.compile(r"(?<![\w.])(?:\d+\.\d*|\.\d+|\d+(?=[eE]))(?:[eE][+-]?\d+)?"
+                            r"(?![\w.])")
+
+
+def float32_literals(expr: str) -> str:
+    """``expr`` with its float literals as float32 constants, for float32 kernels: a Python float
+    is a float64, and one ``0.5 * x`` turns the whole expression into float64 math, which does
+    not vectorize with scalarlib's float32 transcendentals.
+
+    Example:
+        >>> float32_literals("0.5 * x if x > 1e-3 else log1p(x)")
+        'numba.float32(0.5) * x if x > numba.float32(1e-3) else log1p(x)'
+    """
+    return _FLOAT_LITERAL.sub(lambda m: f"numba.float32({m.group(0)})", expr)
 
 
 class Elementwise:
@@ -38,6 +54,7 @@ class Elementwise:
     def __init__(self, name, exprs, rule, grads, saves, node_name, params=()):
         self.name = name
         self.exprs = exprs              # {"f": "...", "i": "...", "b": "..."} (missing = unsupported)
+        self.exprs32 = {**exprs, "f": float32_literals(exprs["f"])} if "f" in exprs else exprs
         self.rule = rule                # promote | float | compare | logical | int | where
         self.grads = grads              # per input: f(g, *inputs, out, **params) or None
         self.saves = saves              # which inputs (by index) and "out" backward reads
@@ -55,6 +72,10 @@ class Elementwise:
         self.fast = {}
         self.binary = binary_function(self, lambda a, b: compute(self, (a, b)))
         self.unary = unary_function(self)
+
+    def expr_for(self, ct):
+        """The expression the kernels of compute dtype ``ct`` run, None if unsupported."""
+        return (self.exprs32 if ct is dtypes.float32 else self.exprs).get(_CATEGORY[ct.category])
 
     def dtypes_for(self, operands):
         """(output dtype, compute dtype) for these operands, or a TypeError."""
@@ -127,7 +148,7 @@ class _ElementwiseNode(Node):
 def compute(op: Elementwise, operands: tuple, params: dict | None = None, out: Tensor | None = None):
     """Run ``op`` on tensors / Python scalars and record its gradient node when needed."""
     out_dt, ct = op.dtypes_for(operands)
-    expr = op.exprs.get(_CATEGORY[ct.category])
+    expr = op.expr_for(ct)
     if expr is None:
         raise TypeError(f"{op.name}: not supported for dtype {ct.name} (got "
                         + ", ".join(describe(o) for o in operands) + ")")
@@ -368,7 +389,7 @@ def _remember_fast(op: Elementwise, key, operands, kinds, layout) -> None:
     if (a.dtype in _FAST_DTYPES and ct is a.dtype and op.rule != "where" and not int_division
             and (out_dt is ct or out_dt is bool_) and a._data.ndim):
         types = tuple(ct.name for _ in kinds)
-        ckey = (op.exprs[_CATEGORY[ct.category]], kinds, types,
+        ckey = (op.expr_for(ct), kinds, types,
                 "bool" if out_dt is bool_ else out_dt.name, layout, ())
         kernel = kernel_cache._memory.get(ckey)
         if kernel is not None:
@@ -603,15 +624,14 @@ _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 _UNARY_FLOAT = {
     "exp": ("fexp(x)", lambda g, x, o: g * o, "o"),
     "exp2": ("2.0 ** x", lambda g, x, o: g * o * _LN2, "o"),
-    "expm1": ("math.expm1(x)", lambda g, x, o: g * (o + 1), "o"),
+    "expm1": ("fexpm1(x)", lambda g, x, o: g * (o + 1), "o"),
     "log": ("math.log(x) if x > 0 else (-math.inf if x == 0 else math.nan)",
             lambda g, x, o: g / x, "x"),
     "log2": ("math.log2(x) if x > 0 else (-math.inf if x == 0 else math.nan)",
              lambda g, x, o: g / (x * _LN2), "x"),
     "log10": ("math.log10(x) if x > 0 else (-math.inf if x == 0 else math.nan)",
               lambda g, x, o: g / (x * _LN10), "x"),
-    "log1p": ("math.log1p(x) if x > -1 else (-math.inf if x == -1 else math.nan)",
-              lambda g, x, o: g / (x + 1), "x"),
+    "log1p": ("flog1p(x)", lambda g, x, o: g / (x + 1), "x"),
     "sqrt": ("math.sqrt(x) if x >= 0 else math.nan", lambda g, x, o: g / (2 * o), "o"),
     "rsqrt": ("1.0 / math.sqrt(x) if x >= 0 else math.nan",
               lambda g, x, o: g * o * o * o * -0.5, "o"),

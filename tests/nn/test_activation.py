@@ -72,6 +72,33 @@ def test_gradcheck_and_gradgradcheck(name, kw):
     assert dg.autograd.gradgradcheck(fn, (xd,))
 
 
+@pytest.mark.parametrize("name,kw", [
+    ("gelu", {}), ("gelu", {"approximate": "tanh"}), ("silu", {}), ("mish", {}),
+    ("softplus", {}), ("softplus", {"beta": 2.0, "threshold": 3.0}), ("elu", {"alpha": 0.7}),
+    ("celu", {"alpha": 1.3}), ("logsigmoid", {})], ids=lambda v: str(v))
+def test_large_float32_activations_match_float64(name, kw):
+    # 2^17 elements and more take the threaded kernels, whose float32 forms (scalarlib's
+    # vectorizable exp, expm1, log1p, tanh, sigmoid, one-call gradients) must stay within float32
+    # rounding of PyTorch's float64 result, and compile without Numba's IR warnings
+    from numba.core.errors import NumbaIRAssumptionWarning
+    x = np.linspace(-30, 30, (1 << 17) + 3)
+    g = RNG.standard_normal(x.shape)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        xd = dg.tensor(x.astype(np.float32), requires_grad=True)
+        y = getattr(F, name)(xd, **kw)
+        y.backward(dg.tensor(g.astype(np.float32)))
+    assert not [w for w in caught if issubclass(w.category, NumbaIRAssumptionWarning)]
+    xt = torch.tensor(x, requires_grad=True)
+    yt = getattr(TF, name)(xt, **kw)
+    yt.backward(torch.tensor(g))
+    np.testing.assert_allclose(y.detach().numpy(), yt.detach().numpy(), rtol=1e-5, atol=1e-6)
+    # the tanh form's gradient subtracts two terms of ~1e-3 in its tails: float32 keeps ~1e-6 of
+    # it (PyTorch's float32 kernel as well), times the incoming gradient
+    gatol = 1e-5 if kw.get("approximate") == "tanh" else 1e-6
+    np.testing.assert_allclose(xd.grad.numpy(), xt.grad.numpy(), rtol=1e-5, atol=gatol)
+
+
 def test_relu_gradient_at_zero_and_nan_matches_torch():
     # one fused kernel, PyTorch's threshold_backward rule: zero gradient where the output is
     # <= 0, the incoming gradient elsewhere (a NaN output passes it on)

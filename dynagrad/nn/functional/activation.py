@@ -108,8 +108,10 @@ def _sig(x):
 
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _TANH_ARG = "(0.7978845608028654 * (x + 0.044715 * x * x * x))"
-_TANH_D = "(0.7978845608028654 * (1.0 + 0.134145 * x * x))"
-_SP = "(x if x > 20.0 else math.log1p(math.exp(x)))"  # softplus(x), as torch's mish
+# softplus(x) as in torch's mish. Expressions call scalarlib's vectorizable float32 forms
+# (fexp, flog1p, ftanh, ...), each at most once: two inlined copies of one in a kernel trip a
+# Numba IR warning, so gradients that need one twice have a scalarlib function of their own.
+_SP = "(x if x > 20.0 else flog1p(fexp(x)))"
 
 
 def _gelu_second(gg, x, g, p):
@@ -161,22 +163,17 @@ def _logsigmoid_second(gg, x, g, p):
 
 
 _GELU = _Pointwise("gelu", "fgelu(x)", "fgelu_grad(x, g)", _gelu_second)
-_GELU_TANH = _Pointwise(
-    "gelu_tanh", f"0.5 * x * (1.0 + ftanh({_TANH_ARG}))",
-    f"g * (0.5 * (1.0 + ftanh({_TANH_ARG})) + 0.5 * x * (1.0 - ftanh({_TANH_ARG}) ** 2)"
-    f" * {_TANH_D})", _gelu_tanh_second)
-_SILU = _Pointwise("silu", "x * sigmoid(x)", "g * sigmoid(x) * (1.0 + x * (1.0 - sigmoid(x)))",
-                   _silu_second)
-_MISH = _Pointwise("mish", f"x * math.tanh({_SP})",
-                   f"g * (math.tanh({_SP}) + x * sigmoid(x) * (1.0 - math.tanh({_SP}) ** 2))",
-                   _mish_second)
+_GELU_TANH = _Pointwise("gelu_tanh", f"0.5 * x * (1.0 + ftanh({_TANH_ARG}))",
+                        "fgelu_tanh_grad(x, g)", _gelu_tanh_second)
+_SILU = _Pointwise("silu", "x * fsigmoid(x)", "fsilu_grad(x, g)", _silu_second)
+_MISH = _Pointwise("mish", f"x * ftanh({_SP})", "fmish_grad(x, g)", _mish_second)
 _SOFTPLUS = _Pointwise(
-    "softplus", "x if x * beta > threshold else math.log1p(math.exp(x * beta)) / beta",
-    "g if x * beta > threshold else g * sigmoid(x * beta)", _softplus_second,
+    "softplus", "x if x * beta > threshold else flog1p(fexp(x * beta)) / beta",
+    "g if x * beta > threshold else g * fsigmoid(x * beta)", _softplus_second,
     ("beta", "threshold"))
 _ELU = _Pointwise(
-    "elu", "x * scale if x > 0 else alpha * scale * math.expm1(x * input_scale)",
-    "g * scale if x > 0 else g * alpha * scale * input_scale * math.exp(x * input_scale)",
+    "elu", "x * scale if x > 0 else alpha * scale * fexpm1(x * input_scale)",
+    "g * scale if x > 0 else g * alpha * scale * input_scale * fexp(x * input_scale)",
     _elu_second, ("alpha", "scale", "input_scale"))
 _LEAKY = _Pointwise("leaky_relu", "x if x > 0 else x * negative_slope",
                     "g if x > 0 else g * negative_slope", None, ("negative_slope",))
@@ -197,8 +194,8 @@ _HARDSHRINK = _Pointwise("hardshrink", "x if (x > lambd or x < -lambd) else 0.0 
                          "g if (x > lambd or x < -lambd) else 0.0", None, ("lambd",))
 _THRESHOLD = _Pointwise("threshold", "value if x <= threshold else x",
                         "0.0 if x <= threshold else g", None, ("threshold", "value"))
-_LOGSIGMOID = _Pointwise("logsigmoid", "min(x, 0.0) - math.log1p(math.exp(-abs(x)))",
-                         "g * (1.0 - sigmoid(x))", _logsigmoid_second)
+_LOGSIGMOID = _Pointwise("logsigmoid", "min(x, 0.0) - flog1p(fexp(-abs(x)))",
+                         "g * (1.0 - fsigmoid(x))", _logsigmoid_second)
 
 _ALL_POINTWISE = (_GELU, _GELU_TANH, _SILU, _MISH, _SOFTPLUS, _ELU, _LEAKY, _HARDTANH,
                   _HARDSIGMOID, _HARDSWISH, _SOFTSIGN, _SOFTSHRINK, _HARDSHRINK, _THRESHOLD,
