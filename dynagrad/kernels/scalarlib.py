@@ -382,16 +382,21 @@ def _log1p32(x):
                                                else np.float32(np.nan))
 
 
+@numba.njit(inline="always")
+def _log1p_libm(x):
+    return math.log1p(x) if x > -1 else (-math.inf if x == -1 else math.nan)
+
+
 def flog1p(x):
     """log(1 + x), accurate near 0; vectorizable for float32 (use inside kernels)."""
-    return math.log1p(x) if x > -1 else (-math.inf if x == -1 else math.nan)
+    return _log1p_libm(x)
 
 
 @overload(flog1p, inline="always")
 def _flog1p(x):
     if x == types.float32:
         return lambda x: _log1p32(x)
-    return lambda x: math.log1p(x) if x > -1 else (-math.inf if x == -1 else math.nan)
+    return lambda x: _log1p_libm(x)
 
 
 def fsigmoid(x):
