@@ -8,42 +8,49 @@ Example:
     >>> x.grad
     tensor([2., 4., 6.])
 """
-from ._cpu_target import prefer_wide_vectors as _prefer_wide_vectors
-from ._malloc import tune_malloc as _tune_malloc
-from ._threads import choose_threading_layer as _choose_threading_layer
+from ._gc import collection_paused as _collection_paused
 
-# both before Numba is imported: it reads its CPU target and starts its thread pool once
-_prefer_wide_vectors()
-_choose_threading_layer()
-_tune_malloc()  # freed buffers stay for reuse: no page faults per training step
+# the import's objects all live on: looking among them for garbage cost a fifth of its time
+with _collection_paused():
+    from ._cpu_target import prefer_wide_vectors as _prefer_wide_vectors
+    from ._malloc import tune_malloc as _tune_malloc
+    from ._threads import choose_threading_layer as _choose_threading_layer
 
-from . import autograd, dtypes, kernels, testing  # noqa: E402
-from .autograd import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: E402
-from .autograd.grad_mode import is_grad_enabled, is_inference_mode_enabled  # noqa: E402
-from .creation import *  # noqa: E402,F401,F403
-from .determinism import (are_deterministic_algorithms_enabled,  # noqa: E402
-                          is_deterministic_algorithms_warn_only_enabled,
-                          use_deterministic_algorithms)
-from .device import device  # noqa: E402
-from .dtypes import (bool_ as bool, double, float, float16, float32, float64, get_default_dtype,  # noqa: E402,E501
-                     half, int8, int16, int32, int64, long, promote_types, result_type,
-                     set_default_dtype, short, uint8)
-from .dtypes import dtype  # noqa: E402
-from .dtypes import int as int  # noqa: E402
-from .ops import FUNCTIONS as _FUNCTIONS  # noqa: E402
-from .ops.tensor_methods import pow  # noqa: E402
-from .random import *  # noqa: E402,F401,F403
-from .tensor import Size, Tensor  # noqa: E402
+    # both before Numba is imported: it reads its CPU target and starts its thread pool once
+    _prefer_wide_vectors()
+    _choose_threading_layer()
+    _tune_malloc()  # freed buffers stay for reuse: no page faults per training step
 
-globals().update({k: v for k, v in _FUNCTIONS.items() if k not in ("pow",)})
+    from . import autograd, dtypes, kernels, testing
+    from ._blas_probe import defer_blas_probe as _defer_blas_probe
+    _defer_blas_probe()  # Numba is imported now; its CPU target starts with the first kernel
 
-from . import nn, optim, serialization, utils  # noqa: E402
-from . import cuda  # noqa: E402
-from .nn.functional import log_softmax, softmax  # noqa: E402  (also Tensor methods, as PyTorch)
-from .serialization import load, save  # noqa: E402
-from .interop import from_dlpack  # noqa: E402  (also gives Tensor its interop protocols)
+    from .autograd import enable_grad, inference_mode, no_grad, set_grad_enabled
+    from .autograd.grad_mode import is_grad_enabled, is_inference_mode_enabled
+    from .creation import *  # noqa: F401,F403
+    from .determinism import (are_deterministic_algorithms_enabled,
+                              is_deterministic_algorithms_warn_only_enabled,
+                              use_deterministic_algorithms)
+    from .device import device
+    from .dtypes import (bool_ as bool, double, float, float16, float32, float64,
+                         get_default_dtype, half, int8, int16, int32, int64, long,
+                         promote_types, result_type, set_default_dtype, short, uint8)
+    from .dtypes import dtype
+    from .dtypes import int as int
+    from .ops import FUNCTIONS as _FUNCTIONS
+    from .ops.tensor_methods import pow
+    from .random import *  # noqa: F401,F403
+    from .tensor import Size, Tensor
 
-Tensor.softmax = softmax
-Tensor.log_softmax = log_softmax
+    globals().update({k: v for k, v in _FUNCTIONS.items() if k not in ("pow",)})
+
+    from . import nn, optim, serialization, utils
+    from . import cuda
+    from .nn.functional import log_softmax, softmax  # (also Tensor methods, as PyTorch)
+    from .serialization import load, save
+    from .interop import from_dlpack  # (also gives Tensor its interop protocols)
+
+    Tensor.softmax = softmax
+    Tensor.log_softmax = log_softmax
 
 __version__ = "0.1.0"

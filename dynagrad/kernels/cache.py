@@ -26,6 +26,8 @@ from typing import Callable
 
 import numba
 
+from .._gc import collection_paused
+
 KERNEL_ABI = "1"  # bump when the calling convention of generated kernels changes
 
 _memory: dict = {}          # key -> compiled dispatcher
@@ -96,8 +98,9 @@ def lookup(key: tuple, build: Callable[[], tuple], target: str = "cpu"):
         _stats["hits"] += 1
         return disp
     _stats["misses"] += 1
-    source, fname, signature, what = build()
-    disp = _load_or_compile(source, fname, signature, what, target)
+    with collection_paused():  # a load or compile's objects mostly live on (see _gc)
+        source, fname, signature, what = build()
+        disp = _load_or_compile(source, fname, signature, what, target)
     _memory[key] = disp
     return disp
 
