@@ -27,13 +27,19 @@ def defer_blas_probe() -> None:
     """Answer Numba's start-up BLAS probe without importing SciPy (see the module docstring)."""
     if "numba.np.arraymath" in sys.modules:  # the probe has run already
         return
-    from numba.np import linalg
+    try:
+        from numba.np import linalg
+    except ImportError:
+        return
     check = getattr(linalg, "ensure_blas", None)
     if check is None:
         return
 
     def start_up_probe() -> None:
         linalg.ensure_blas = check  # later calls check for real
+        arraymath = sys.modules.get("numba.np.arraymath")
+        if arraymath is None or hasattr(arraymath, "_HAVE_BLAS"):
+            return check()  # not arraymath's import-time probe: the real check
         if not _scipy_blas_on_disk():
             raise ImportError("scipy 0.16+ is required for linear algebra")
     linalg.ensure_blas = start_up_probe

@@ -19,6 +19,7 @@ report = {"linalg_after_kernel": "scipy.linalg" in sys.modules}
 import numba
 import numba.np.arraymath
 report["have_blas"] = numba.np.arraymath._HAVE_BLAS
+report["check_restored"] = numba.np.linalg.ensure_blas.__name__ == "ensure_blas"
 
 @numba.njit
 def dot(a, b):
@@ -47,4 +48,5 @@ def test_first_kernel_skips_scipy_and_jitted_dot_still_uses_blas():
     out = subprocess.run([sys.executable, "-c", _PROBE], env=dict(os.environ), text=True,
                          capture_output=True, check=True).stdout
     assert json.loads(out) == {"linalg_after_kernel": False, "have_blas": True,
-                               "dot": [[1.0, 1.0], [5.0, 5.0]], "linalg_after_dot": True}
+                               "check_restored": True, "dot": [[1.0, 1.0], [5.0, 5.0]],
+                               "linalg_after_dot": True}
