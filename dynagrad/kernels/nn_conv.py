@@ -70,7 +70,43 @@ _TAP_NEST = """\
 {BODY}
                         row += 1
 """
-_TAP_LOOPS = _PROLOGUE + _TAP_NEST
+# im2col of 2-D taps at unit stride and dilation (most convolutions), without the general nest's
+# per-row depth and bounds tests: each tap's rows above and below the input are one zero fill,
+# and every other row is one run copied between its two zero edges. Against the general nest
+# (one thread): LeNet-5's first and second convolutions 434 -> 380 and 637 -> 440 us over the
+# batch, one MNIST-CNN sample (32 channels, 26 x 26, 3 x 3) 54 -> 42 us.
+_IM2COL_PLANAR = """\
+    if KD == 1 and D == 1 and SH == 1 and SW == 1 and DH == 1 and DW == 1:
+        for n in range(N):
+            row = 0
+            for c in range(C):
+                plane = U((n * C + c) * H * W)
+                for b in range(KH):
+                    # [oh_lo, oh_hi): the output rows whose input row oh - PH + b is in [0, H)
+                    oh_lo = min(OH, max(0, PH - b))
+                    oh_hi = max(oh_lo, min(OH, H + PH - b))
+                    for e in range(KW):
+                        off = e - PW
+                        # [lo, hi): the output columns whose input column ow + off is in [0, W)
+                        lo = min(OW, max(0, -off))
+                        hi = max(lo, min(OW, W - off))
+                        run = U(hi - lo)
+                        first = U((n * R + row) * L)
+                        for t in range(U(oh_lo * OW)):
+                            cf[first + t] = 0
+                        for t in range(U(oh_hi * OW), U(L)):
+                            cf[first + t] = 0
+                        for oh in range(oh_lo, oh_hi):
+                            d = first + U(oh * OW)
+                            for t in range(U(lo)):
+                                cf[d + t] = 0
+                            copy_run(cf, d + U(lo), xf, plane + U((oh - PH + b) * W + off + lo),
+                                     run)
+                            for t in range(U(hi), U(OW)):
+                                cf[d + t] = 0
+                        row += 1
+        return
+"""
 
 _IM2COL_BODY = """\
                                 if inside:
@@ -126,7 +162,7 @@ _CONV_HEADER = HEADER + "from numba import uint64 as U\n\n"
 def im2col(dtype: str) -> tuple:
     """``cols[n, (c, a, b, e), (od, oh, ow)] =
     x[n, c, od*SD-PD+a*DD, oh*SH-PH+b*DH, ow*SW-PW+e*DW]``, zero where that is in the padding."""
-    body = _TAP_LOOPS.replace("{BODY}", _IM2COL_BODY)
+    body = _PROLOGUE + _IM2COL_PLANAR + _TAP_NEST.replace("{BODY}", _IM2COL_BODY)
     src = _CONV_HEADER + _decorator() + "def kernel(x, geom, cols):\n" + body
     sig = _sig(_arr(dtype, 5, True, True), _arr("int64", 1, True, True), _arr(dtype, 3, True))
     return src, "kernel", sig, f"im2col {dtype}"

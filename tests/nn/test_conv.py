@@ -51,6 +51,7 @@ CONV_CASES = [
     ("conv2d", [(1, 1, 5, 5), (2, 1, 5, 5), (2,)], {}),                    # 1x1 output
     ("conv2d", [(3, 6, 5), (4, 3, 2, 2), (4,)], dict(stride=2)),          # unbatched
     ("conv2d", [(2, 3, 5, 5), (4, 3, 1, 1), (4,)], {}),                    # pointwise
+    ("conv2d", [(2, 2, 3, 4), (3, 2, 2, 3), (3,)], dict(padding=3)),  # whole rows, runs of padding
     ("conv3d", [(2, 2, 5, 4, 6), (3, 2, 2, 3, 2), (3,)], dict(stride=2, padding=1)),
     ("conv3d", [(1, 4, 4, 5, 5), (4, 2, 3, 3, 3)],
      dict(padding="same", dilation=(1, 2, 1), groups=2)),
