@@ -11,6 +11,8 @@ Example:
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import dtypes
@@ -18,7 +20,7 @@ from .device import as_device
 from .dtypes import dtype as DType
 from .ops._util import shape_arg
 from .autograd.grad_mode import no_grad
-from .kernels import cuda_random, gpu
+from .kernels import cuda_random, gpu, philox
 from .kernels.cuda_array import DeviceArray
 from .ops.placement import host, move_array
 from .tensor import Tensor, _wrap
@@ -174,6 +176,9 @@ def _draw_dtype(dt: DType) -> DType:
 
 def _uniform(gen, shape, dt: DType) -> np.ndarray:
     compute = np.float64 if dt is dtypes.float64 else np.float32
+    n = math.prod(shape)
+    if n >= philox.MIN_DRAWS and isinstance(gen.bit_generator, np.random.Philox):
+        return philox.uniform(gen, n, compute).reshape(shape)  # the same numbers, compiled
     return gen.random(shape, dtype=compute)
 
 

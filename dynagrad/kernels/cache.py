@@ -71,11 +71,12 @@ def clear_cache(disk: bool = True) -> None:
 
 def _helpers_fingerprint() -> str:
     """A hash of the modules whose code compiles into kernels: the scalar library, the
-    worker pool's intrinsics and the matrix-product tiles."""
+    worker pool's intrinsics, the matrix-product tiles and the Philox multiply."""
     global _helper_hash
     if _helper_hash is None:
-        from . import gemm_tile, scalarlib, worker_pool
-        code = b"".join(Path(m.__file__).read_bytes() for m in (scalarlib, worker_pool, gemm_tile))
+        from . import gemm_tile, philox, scalarlib, worker_pool
+        code = b"".join(Path(m.__file__).read_bytes()
+                        for m in (scalarlib, worker_pool, gemm_tile, philox))
         _helper_hash = hashlib.sha256(code).hexdigest()[:16]
     return _helper_hash
 

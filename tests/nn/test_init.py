@@ -142,8 +142,11 @@ def test_trunc_normal_moments(mean, std, a, b):
 @pytest.mark.parametrize("mean,std,a,b", [(0.0, 1.0, -2.0, 2.0), (0.0, 0.02, -0.04, 0.04),
                                           (1.0, 2.0, 0.0, 10.0)])
 def test_trunc_normal_quartiles_match_torch(mean, std, a, b):
-    # (torch's own sampler is only trusted when the mean is within 2 std of [a, b])
+    # (torch's own sampler is only trusted when the mean is within 2 std of [a, b]); seeded:
+    # unseeded, the draws depended on the tests before and now and then missed the tolerance
     n = 40000
+    dg.manual_seed(0)
+    torch.manual_seed(0)
     ours = init.trunc_normal_(dg.empty(n, dtype=dg.float64), mean, std, a, b).numpy()
     theirs = tinit.trunc_normal_(torch.empty(n, dtype=torch.float64), mean, std, a, b).numpy()
     np.testing.assert_allclose(np.quantile(ours, [0.1, 0.25, 0.5, 0.75, 0.9]),
