@@ -116,6 +116,14 @@ def test_weight_gradient_from_kept_or_recomputed_columns(monkeypatch, keep_bytes
            dict(stride=(2, 1), padding=(1, 2), dilation=(1, 2), groups=2))
 
 
+@pytest.mark.parametrize("groups", [1, 2])
+def test_one_sample_chunks_in_float32(monkeypatch, groups):
+    # a large sample fills a chunk alone: one product per group, no batch to sum
+    monkeypatch.setattr(F.conv, "CHUNK_BYTES", 1)
+    _check("conv2d", [(3, 32, 12, 12), (64, 32 // groups, 3, 3), (64,)],
+           dict(padding=1, groups=groups), np.float32, 1e-4, 1e-4)
+
+
 def test_non_contiguous_inputs():
     d, t = _pair([(2, 6, 7, 3), (4, 3, 3, 3)])
     xd, xt = d[0].permute(0, 3, 2, 1), t[0].permute(0, 3, 2, 1)    # (2, 3, 7, 6), strided
