@@ -176,10 +176,20 @@ def _draw_dtype(dt: DType) -> DType:
 
 def _uniform(gen, shape, dt: DType) -> np.ndarray:
     compute = np.float64 if dt is dtypes.float64 else np.float32
+    return gen.random(shape, dtype=compute)
+
+
+def repeated_uniform(shape: tuple, dt: DType) -> np.ndarray:
+    """``rand(*shape, dtype=dt)``'s numbers from the CPU's default generator, for a draw that
+    repeats every training step (dropout's mask): large ones run ``kernels.philox``'s compiled
+    Philox on both cores. One-off draws (initialisation, ``rand``) stay with NumPy, so that they
+    never compile a kernel."""
+    gen = default_generator._np
     n = math.prod(shape)
     if n >= philox.MIN_DRAWS and isinstance(gen.bit_generator, np.random.Philox):
-        return philox.uniform(gen, n, compute).reshape(shape)  # the same numbers, compiled
-    return gen.random(shape, dtype=compute)
+        compute = np.float64 if dt is dtypes.float64 else np.float32
+        return philox.uniform(gen, n, compute).reshape(shape)
+    return _uniform(gen, shape, dt)
 
 
 def _normal(gen, shape, dt: DType) -> np.ndarray:

@@ -42,12 +42,14 @@ def test_counter_carries_into_its_second_word():
     assert str(ours.bit_generator.state) == str(numpys.bit_generator.state)
 
 
-def test_large_rand_and_dropout_draw_the_seeded_stream():
+def test_large_dropout_masks_draw_the_seeded_stream():
     dg.manual_seed(7)
     big, small = dg.rand(300, 1000), dg.rand(5)
-    mask = dg.nn.functional.dropout(dg.ones(400, 400), p=0.25)
+    mask = dg.nn.functional.dropout(dg.ones(400, 400), p=0.25)  # (the kernel's draw)
+    after = dg.rand(3, dtype=dg.float64)
     numpys = np.random.Generator(np.random.Philox(key=7))
     np.testing.assert_array_equal(big.numpy(), numpys.random((300, 1000), np.float32))
     np.testing.assert_array_equal(small.numpy(), numpys.random(5, np.float32))
     keep = numpys.random((400, 400), np.float32) < 0.75
     np.testing.assert_array_equal(mask.numpy(), keep * np.float32(1 / 0.75))
+    np.testing.assert_array_equal(after.numpy(), numpys.random(3))

@@ -28,9 +28,9 @@ from . import cuda_random
 from .cache import _memory, lookup
 from .templates import HEADER
 
-# Draws from this size take the kernel (random.rand and the ops built on it), in slices on both
-# cores. Smaller ones stay with NumPy, which is as fast up to ~2^16 once the kernel's Python side
-# (the state, the round keys, the state after the draw) is counted.
+# Repeated draws from this size take the kernel (``random.repeated_uniform``: dropout masks), in
+# slices on both cores. Smaller ones stay with NumPy, which is as fast up to ~2^16 once the
+# kernel's Python side (the state, the round keys, the state after the draw) is counted.
 MIN_DRAWS = 1 << 17
 _I64, _I128 = ir.IntType(64), ir.IntType(128)
 

@@ -27,7 +27,7 @@ from ...errors import describe
 from ...ops.elementwise import where
 from ...ops.indexing import trust_range
 from ...kernels import cpu
-from ...random import rand
+from ...random import rand, repeated_uniform
 from ...tensor import Tensor, _wrap
 from ._placement import host_array, like
 
@@ -51,7 +51,7 @@ def _masked(input: Tensor, p: float, mask_shape: tuple, inplace: bool) -> Tensor
     if p == 1.0:
         scaled = np.zeros(mask_shape, dtype=input.dtype.np)
     else:
-        keep = rand(*mask_shape, dtype=cdt)._data < (1.0 - p)
+        keep = repeated_uniform(mask_shape, cdt) < (1.0 - p)
         scaled = keep.astype(input.dtype.np) * input.dtype.np.type(1.0 / (1.0 - p))
     mask = _wrap(scaled, input.dtype)
     return input.mul_(mask) if inplace else input * mask
