@@ -156,7 +156,7 @@ def uniform(gen: np.random.Generator, n: int, dtype) -> np.ndarray:
     state NumPy would have reached at its first element."""
     name = np.dtype(dtype).name
     state = gen.bit_generator.state
-    key = ("philox_uniform", name)
+    key = ("philox_uniform_cpu", name)  # (the CUDA kernel is ("philox_uniform", name))
     kernel = _memory.get(key) or lookup(key, lambda: _build(name))
     out = np.empty(n, name)
     keys = cuda_random.round_keys(state["state"]["key"])
