@@ -6,7 +6,7 @@ stream), so this kernel computes whole 4-word blocks straight from the counter, 
 64 x 64 -> 128-bit products as single multiplies (1.0-1.25 ms for those 590k on one thread),
 the draw is shared by both cores, and the caller moves the generator past the words used
 (``cuda_random.advance_state``), as if NumPy had drawn them. ``F.dropout`` over the 590k took
-4.1 ms before, 1.9-2.2 after (PyTorch's: 7.8-9.3 ms).
+4.1 ms before, 1.9-2.2 after (PyTorch's: 7.8-9.4 ms).
 
 Example:
     >>> import numpy as np
