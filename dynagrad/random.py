@@ -187,8 +187,7 @@ def repeated_uniform(shape: tuple, dt: DType) -> np.ndarray:
     gen = default_generator._np
     n = math.prod(shape)
     if n >= philox.MIN_DRAWS and isinstance(gen.bit_generator, np.random.Philox):
-        compute = np.float64 if dt is dtypes.float64 else np.float32
-        return philox.uniform(gen, n, compute).reshape(shape)
+        return philox.uniform(gen, n, _draw_dtype(dt).np).reshape(shape)
     return _uniform(gen, shape, dt)
 
 

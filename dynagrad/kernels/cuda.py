@@ -110,10 +110,11 @@ def _launch_1d(n: int) -> tuple:
 def launch_flat(key: tuple, build, n: int, *args) -> None:
     """Run a generated grid-stride kernel over ``n`` items: ``build()`` gives its
     ``(source, name, signature, description)`` on the first call (e.g. an optimizer update from
-    ``fused_update.update_kernel(..., target="cuda")``)."""
+    ``fused_update.update_kernel(..., target="cuda")``). ``key`` names the kernel among the CUDA
+    ones: it is kept apart from CPU kernels' keys and from other architectures'."""
     _runtime()
     if n:
-        kernel = _kernel(key, build)
+        kernel = _kernel(("cuda", _rt["arch"]) + key, build)
         kernel[_launch_1d(n)](*args)
 
 

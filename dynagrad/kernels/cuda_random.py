@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 _M64 = (1 << 64) - 1
-_MULT = (0xD2E7470EE14C6C93, 0xCA5A826395121157)
+MULTIPLIERS = (0xD2E7470EE14C6C93, 0xCA5A826395121157)
 _BUMP = (0x9E3779B97F4A7C15, 0xBB67AE8584CAA73B)
 ROUNDS = 10
 
@@ -32,7 +32,7 @@ def block(counter, key) -> list:
     for r in range(ROUNDS):
         if r:
             k = [(k[0] + _BUMP[0]) & _M64, (k[1] + _BUMP[1]) & _M64]
-        p0, p1 = _MULT[0] * c[0], _MULT[1] * c[2]
+        p0, p1 = MULTIPLIERS[0] * c[0], MULTIPLIERS[1] * c[2]
         c = [(p1 >> 64) ^ c[1] ^ k[0], p1 & _M64, (p0 >> 64) ^ c[3] ^ k[1], p0 & _M64]
     return c
 
@@ -135,6 +135,14 @@ def _word(w, keys, c0, c1, c2, c3, b0, b1, b2, b3, pos):
 
 
 """
+
+
+def kernel_state(state: dict) -> tuple:
+    """A NumPy Philox ``state`` as the uniform kernels' state arguments: the counter's 4 words,
+    the buffered block's 4 words, the buffer position, whether a 32-bit half is kept, and it."""
+    u64 = np.uint64
+    return (*(u64(c) for c in state["state"]["counter"]), *(u64(b) for b in state["buffer"]),
+            np.int64(state["buffer_pos"]), np.int64(state["has_uint32"]), u64(state["uinteger"]))
 
 
 def advance_state(state: dict, n: int, dtype: str) -> dict:

@@ -138,11 +138,7 @@ def philox_uniform(state: dict, shape: tuple, dtype, device_index: int) -> Devic
         keys = _ROUND_KEYS[(device_index, key)] = DeviceArray.from_host(
             cuda_random.round_keys(key), device_index)
     name = np.dtype(dtype).name
-    u64 = np.uint64
-    ctr, buf = state["state"]["counter"], state["buffer"]
     cuda.launch_flat(("philox_uniform", name), lambda: cuda_random.uniform_kernel(name),
                      out.size, out.reshape(-1).kernel_view(), keys.kernel_view(),
-                     *(u64(c) for c in ctr), *(u64(b) for b in buf),
-                     np.int64(state["buffer_pos"]), np.int64(state["has_uint32"]),
-                     u64(state["uinteger"]))
+                     *cuda_random.kernel_state(state))
     return out

@@ -56,8 +56,8 @@ _SOURCE = HEADER + """\
 from dynagrad.kernels.philox import mulhilo
 
 _LOW = np.uint64(0xFFFFFFFF)
-_M0 = np.uint64(0xD2E7470EE14C6C93)
-_M1 = np.uint64(0xCA5A826395121157)
+_M0 = np.uint64({mult0})
+_M1 = np.uint64({mult1})
 _F32_ULP = np.float32(5.9604644775390625e-08)  # 2 ** -24
 
 
@@ -107,7 +107,7 @@ def _blocks_source(lanes: int) -> str:
         lines += [f"    {x0} = c0 + np.uint64(t0 + {b + 1})",
                   f"    {x1} = c1 + np.uint64(1) if {x0} < c0 else c1",
                   f"    {x2}, {x3} = c2, c3"]
-    lines.append("    for r in range(10):")
+    lines.append(f"    for r in range({cuda_random.ROUNDS}):")
     for b in range(lanes):
         x0, x1, x2, x3 = xs[b]
         lines += [f"        hi0, lo0 = mulhilo(_M0, {x0})",
@@ -141,6 +141,8 @@ _TO_FLOAT = {
 def _build(dtype: str) -> tuple:
     per_word = 2 if dtype == "float32" else 1
     source = _SOURCE.format(to_float=_TO_FLOAT[dtype], per_word=per_word,
+                            mult0=hex(cuda_random.MULTIPLIERS[0]),
+                            mult1=hex(cuda_random.MULTIPLIERS[1]),
                             blocks=_blocks_source(LANES), lanes=LANES,
                             store_all=_stores_source(LANES, per_word, False),
                             store_some=_stores_source(LANES, per_word, True))
@@ -156,17 +158,14 @@ def uniform(gen: np.random.Generator, n: int, dtype) -> np.ndarray:
     state NumPy would have reached at its first element."""
     name = np.dtype(dtype).name
     state = gen.bit_generator.state
-    key = ("philox_uniform_cpu", name)  # (the CUDA kernel is ("philox_uniform", name))
+    key = ("philox_uniform", name)
     kernel = _memory.get(key) or lookup(key, lambda: _build(name))
     out = np.empty(n, name)
     keys = cuda_random.round_keys(state["state"]["key"])
 
     def draw(lo: int, hi: int) -> None:
         at = cuda_random.advance_state(state, lo, name) if lo else state
-        u64 = np.uint64
-        kernel(out[lo:hi], keys, *(u64(c) for c in at["state"]["counter"]),
-               *(u64(b) for b in at["buffer"]), np.int64(at["buffer_pos"]),
-               np.int64(at["has_uint32"]), u64(at["uinteger"]))
+        kernel(out[lo:hi], keys, *cuda_random.kernel_state(at))
     run_split(n, draw)
     gen.bit_generator.state = cuda_random.advance_state(state, n, name)
     return out
