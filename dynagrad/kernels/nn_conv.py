@@ -159,11 +159,14 @@ _COL2IM_GATHER = """\
 _CONV_HEADER = HEADER + "from numba import uint64 as U\n\n"
 
 
+# The body of ``im2col(x, geom, cols)`` (also compiled into ``conv_tiles``' fused kernels)
+IM2COL_BODY = _PROLOGUE + _IM2COL_PLANAR + _TAP_NEST.replace("{BODY}", _IM2COL_BODY)
+
+
 def im2col(dtype: str) -> tuple:
     """``cols[n, (c, a, b, e), (od, oh, ow)] =
     x[n, c, od*SD-PD+a*DD, oh*SH-PH+b*DH, ow*SW-PW+e*DW]``, zero where that is in the padding."""
-    body = _PROLOGUE + _IM2COL_PLANAR + _TAP_NEST.replace("{BODY}", _IM2COL_BODY)
-    src = _CONV_HEADER + _decorator() + "def kernel(x, geom, cols):\n" + body
+    src = _CONV_HEADER + _decorator() + "def kernel(x, geom, cols):\n" + IM2COL_BODY
     sig = _sig(_arr(dtype, 5, True, True), _arr("int64", 1, True, True), _arr(dtype, 3, True))
     return src, "kernel", sig, f"im2col {dtype}"
 

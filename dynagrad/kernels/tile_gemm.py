@@ -75,7 +75,7 @@ def pack(b: np.ndarray) -> np.ndarray:
 def _tile_calls(kind: str, extra: str, indent: str) -> str:
     """Source that runs ``rows`` rows of one panel on the ``kind`` tiles (e.g. ``x32_masked``):
     one ROWS-row tile, or one each of 8, 4, 2 and 1 rows as the bits of ``rows`` say."""
-    call = f"(a, a_row, a_col, b, {COLUMNS}, c, c_row, k, accumulate{extra})"
+    call = f"(a, a_row, a_col, b, b_row, c, c_row, k, accumulate{extra})"
     lines = [f"if rows == {ROWS}:", f"    tile_{ROWS}{kind}{call}", "    return"]
     for r in (8, 4, 2, 1):
         lines += [f"if rows & {r}:", f"    tile_{r}{kind}{call}",
@@ -89,9 +89,10 @@ from dynagrad.kernels.gemm_tile import ({_TILE_NAMES}, transpose_16x16)
 
 
 @numba.njit(nogil=True, error_model="numpy", inline="always")
-def block(a, a_row, a_col, b, c, c_row, k, accumulate, rows, cols):
-    """``rows`` <= {ROWS} rows by ``cols`` <= 32 columns of the product from one panel ``b``
-    (the last columns of B on masked tiles), added to C with ``accumulate``."""
+def block(a, a_row, a_col, b, b_row, c, c_row, k, accumulate, rows, cols):
+    """``rows`` <= {ROWS} rows by ``cols`` <= 32 columns of the product from the 32 columns of B
+    at ``b`` (rows ``b_row`` elements apart; the last columns of B on masked tiles), added to C
+    with ``accumulate``."""
     if cols == {COLUMNS}:
 {_tile_calls("x32", "", " " * 8)}    else:
 {_tile_calls("x32_masked", ", cols", " " * 8)}
@@ -207,7 +208,8 @@ def row_block(a, a_row, a_col, panel_at, panel_rows, c, m, n, bi, height, p0, p1
             continue
         j = panel * {COLUMNS}
         block(a_block, a_row, a_col, panel_at + (panel - p0) * panel_rows * {COLUMNS * 4},
-              c + (i * n + j) * 4, n, kk, k0, min(height, m - i), min({COLUMNS}, n - j))
+              {COLUMNS}, c + (i * n + j) * 4, n, kk, k0, min(height, m - i),
+              min({COLUMNS}, n - j))
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")

@@ -99,6 +99,35 @@ def test_conv2d_float32_lenet_shapes():
            np.float32, 1e-4, 1e-4)
 
 
+# float32 on AVX-512 runs on register tiles (kernels/conv_tiles.py): every geometry above, and
+# shapes that reach the tiles' edges: more output channels than one row block, a last strip of
+# fewer than 32 columns, k in two passes (over 1024 taps x channels), a batch split across
+# threads (with groups too)
+TILE_CASES = CONV_CASES + [
+    ("conv2d", [(6, 5, 11, 13), (40, 5, 3, 3), (40,)], dict(padding=1)),
+    ("conv2d", [(2, 120, 6, 6), (20, 120, 3, 3), (20,)], {}),
+    ("conv2d", [(8, 4, 16, 16), (64, 2, 3, 3), (64,)], dict(padding=2, dilation=2, groups=2)),
+    ("conv1d", [(9, 3, 200), (17, 3, 5)], dict(stride=2)),
+]
+
+
+@pytest.mark.parametrize("name,shapes,kwargs", TILE_CASES)
+def test_conv_float32_matches_float64(name, shapes, kwargs):
+    d, _ = _pair(shapes, dtype=np.float32)
+    t = [torch.tensor(a.detach().numpy().astype(np.float64), requires_grad=True) for a in d]
+    yd, yt = getattr(F, name)(*d, **kwargs), getattr(TF, name)(*t, **kwargs)
+    assert yd.dtype is dg.float32
+    scale = float(yt.detach().abs().max())
+    np.testing.assert_allclose(yd.detach().numpy(), yt.detach().numpy(), rtol=1e-5,
+                               atol=1e-5 * scale)
+    g = np.random.default_rng(1).standard_normal(tuple(yt.shape)).astype(np.float32)
+    yd.backward(dg.tensor(g))
+    yt.backward(torch.tensor(g, dtype=torch.float64))
+    for a, b in zip(d, t):
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-5,
+                                   atol=1e-5 * float(b.grad.abs().max()))
+
+
 def test_conv_many_samples_cross_chunks():
     # more samples than fit one im2col chunk: the per-chunk loops must cover every sample
     big_chunk = F.conv.CHUNK_BYTES // (8 * 4 * 9 * 36) + 3
