@@ -25,7 +25,7 @@ from numba import types
 
 from . import tile_gemm, worker_pool
 from .gemm_tile import COLUMNS
-from .nn_conv import IM2COL_BODY
+from .nn_conv import IM2COL_BODY, col2im_body
 from .templates import HEADER, _arr, _decorator
 
 # Below this many multiply-adds one thread runs the convolution (as tile_gemm).
@@ -37,18 +37,34 @@ THREADED_MIN_WORK = tile_gemm.THREADED_MIN_WORK
 _WORDS = 19
 
 
-def _source(pooled: bool) -> str:
-    """The kernel module's source; ``pooled``: the samples shared out among OpenBLAS's workers."""
+def _helpers(pooled: bool) -> str:
+    """The start of both kernel modules: imports, ``tile_gemm``'s blocks, im2col and col2im for
+    one sample (as ``nn_conv``'s kernels); ``pooled``: the samples shared out among OpenBLAS's
+    workers."""
     imports = ", run_slices, slice_count" if pooled else ""
-    slices = "min(slice_count(), n)" if pooled else "1"
-    run = "run_slices(slice_kernel, rows)" if pooled else "pass"
+    plain = _decorator().replace("cache=True, ", "")
     return HEADER + f'''from numba import uint64 as U
 from dynagrad.kernels.worker_pool import pointer{imports}
 {tile_gemm._TILES}
 
-{_decorator().replace("cache=True, ", "")}def im2col(x, geom, cols):
+{plain}def im2col(x, geom, cols):
 {IM2COL_BODY}
 
+{plain}def col2im(cols, geom, x):
+{col2im_body("float32")}
+'''
+
+
+def _slices(pooled: bool) -> tuple:
+    """Source of the slice count (for ``n`` samples) and of the call that runs the slices."""
+    return (("min(slice_count(), n)", "run_slices(slice_kernel, rows)") if pooled
+            else ("1", "pass"))
+
+
+def _forward_source(pooled: bool) -> str:
+    """The forward kernel module's source."""
+    slices, run = _slices(pooled)
+    return _helpers(pooled) + f'''
 # a slice's row of words (see conv_tiles._WORDS)
 _WORDS = {_WORDS}
 
@@ -116,10 +132,168 @@ def kernel(x, weight, geom, bias, out, kept):
 '''
 
 
+# a backward slice's row of words: first sample, end sample, then x, the transposed weight,
+# geom, the output gradient, the kept columns (0: none), the input gradient (0: not wanted), the
+# slice's weight- and bias-gradient sums (0: not wanted), its columns buffer, its padded and
+# transposed output-gradient buffers (addresses in bytes), C, D, H, W, G, O/G, C/G*taps, L, rows
+# per block, k per pass
+_BACKWARD_WORDS = 23
+
+
+def _backward_source(pooled: bool) -> str:
+    """The backward kernel module's source."""
+    slices, run = _slices(pooled)
+    return _helpers(pooled) + f'''
+_WORDS = {_BACKWARD_WORDS}
+
+
+@numba.njit(nogil=True, error_model="numpy", fastmath={{"reassoc", "contract"}})
+def add_row_sums(src, rows, length, sums):
+    """``sums[r] += src[r, :].sum()`` for the (rows, length) array at address ``src``."""
+    a = numba.carray(pointer(src), (rows, length), np.float32)
+    s = numba.carray(pointer(sums), rows, np.float32)
+    for r in range(rows):
+        total = np.float32(0.0)
+        for t in range(length):
+            total += a[r, t]
+        s[r] += total
+
+
+@numba.njit(nogil=True, error_model="numpy")
+def transpose(src, rows, length, padded, dst, rows16, length16):
+    """The (rows, length) array at ``src`` as the (length16, rows16) array at ``dst``, in 16 x 16
+    blocks: the rows go first into the (rows16, length16) buffer ``padded``, whose other entries
+    stay zero."""
+    a = numba.carray(pointer(src), (rows, length), np.float32)
+    p = numba.carray(pointer(padded), (rows16, length16), np.float32)
+    for r in range(rows):
+        p[r, :length] = a[r]
+    for r in range(0, rows16, 16):
+        for t in range(0, length16, 16):
+            transpose_16x16(padded + (r * length16 + t) * 4, length16,
+                            dst + (t * rows16 + r) * 4, rows16)
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def slice_kernel(row):
+    """Samples ``[first, end)``. Bias gradient: the output gradient's row sums. Weight gradient
+    (transposed, per group): columns (C/G*taps, L) @ output gradient^T (L, O/G), the columns kept
+    by the forward pass or from im2col, the output gradient transposed in 16 x 16 blocks so that
+    the tiles read its rows. Input gradient: weight^T (C/G*taps, O/G) @ output gradient
+    (O/G, L) into the columns buffer, then col2im."""
+    w = numba.carray(row, _WORDS, np.int64)
+    first, end, x, wt, geom_at, gout, kept, gx = w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]
+    sums_w, sums_b, buffer, padded, transposed = w[8], w[9], w[10], w[11], w[12]
+    c, d, h, wd, groups, og, cgk, length = w[13], w[14], w[15], w[16], w[17], w[18], w[19], w[20]
+    height, depth = w[21], w[22]
+    geom = numba.carray(pointer(geom_at), 15, np.int64)
+    rows, outs = groups * cgk, groups * og
+    outs16, length16 = (outs + 15) // 16 * 16, (length + 15) // 16 * 16
+    plane = c * d * h * wd
+    for n in range(first, end):
+        g_n = gout + n * outs * length * 4
+        if sums_b != 0:
+            add_row_sums(g_n, outs, length, sums_b)
+        if sums_w != 0:
+            cols = kept + n * rows * length * 4 if kept != 0 else buffer
+            if kept == 0:
+                im2col(numba.carray(pointer(x + n * plane * 4), (1, c, d, h, wd), np.float32),
+                       geom, numba.carray(pointer(buffer), (1, rows, length), np.float32))
+            transpose(g_n, outs, length, padded, transposed, outs16, length16)
+            for g in range(groups):
+                for j in range(0, og, {COLUMNS}):
+                    for k0 in range(0, length, depth):
+                        kk = min(depth, length - k0)
+                        for i in range(0, cgk, height):
+                            block(cols + ((g * cgk + i) * length + k0) * 4, length, 1,
+                                  transposed + (k0 * outs16 + g * og + j) * 4, outs16,
+                                  sums_w + ((g * cgk + i) * og + j) * 4, og, kk, 1,
+                                  min(height, cgk - i), min({COLUMNS}, og - j))
+        if gx != 0:
+            for g in range(groups):
+                for j in range(0, length, {COLUMNS}):
+                    for k0 in range(0, og, depth):
+                        kk = min(depth, og - k0)
+                        for i in range(0, cgk, height):
+                            block(wt + ((g * cgk + i) * og + k0) * 4, og, 1,
+                                  g_n + ((g * og + k0) * length + j) * 4, length,
+                                  buffer + ((g * cgk + i) * length + j) * 4, length, kk,
+                                  1 if k0 > 0 else 0, min(height, cgk - i),
+                                  min({COLUMNS}, length - j))
+            numba.carray(pointer(gx + n * plane * 4), plane, np.float32)[:] = 0
+            col2im(numba.carray(pointer(buffer), (1, rows, length), np.float32), geom,
+                   numba.carray(pointer(gx + n * plane * 4), (1, c, d, h, wd), np.float32))
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def kernel(x, wt, geom, gout, kept, gx, gwt, gb):
+    n, length = gout.shape[0], gout.shape[2]
+    groups, cgk, og = wt.shape
+    want_input, want_weight, want_bias = gx.shape[0] > 0, gwt.shape[0] > 0, gb.shape[0] > 0
+    dims = gx.shape if want_input else x.shape
+    c, d, h, wd = dims[1], dims[2], dims[3], dims[4]
+    gwt[:] = 0
+    gb[:] = 0
+    if n == 0 or length == 0:
+        gx[:] = 0
+        return
+    slices = {slices} if n * groups * og * cgk * length >= {THREADED_MIN_WORK} else 1
+    outs16, length16 = (groups * og + 15) // 16 * 16, (length + 15) // 16 * 16
+    weight_words = groups * cgk * og if want_weight else 1
+    sums_w = np.zeros((slices, weight_words), np.float32)
+    sums_b = np.zeros((slices, groups * og if want_bias else 1), np.float32)
+    buffer = np.empty((slices, groups * cgk * length), np.float32)
+    padded = np.zeros((slices, outs16 * length16 if want_weight else 1), np.float32)
+    transposed = np.empty((slices, length16 * outs16 if want_weight else 1), np.float32)
+    per_sample = kept.shape[0] == n
+    rows = np.zeros((slices, _WORDS), np.int64)
+    for s in range(slices):
+        rows[s, 0], rows[s, 1] = n * s // slices, n * (s + 1) // slices
+        rows[s, 2], rows[s, 3], rows[s, 4] = x.ctypes.data, wt.ctypes.data, geom.ctypes.data
+        rows[s, 5] = gout.ctypes.data
+        rows[s, 6] = kept.ctypes.data if per_sample else 0
+        rows[s, 7] = gx.ctypes.data if want_input else 0
+        rows[s, 8] = sums_w[s].ctypes.data if want_weight else 0
+        rows[s, 9] = sums_b[s].ctypes.data if want_bias else 0
+        rows[s, 10], rows[s, 11] = buffer[s].ctypes.data, padded[s].ctypes.data
+        rows[s, 12] = transposed[s].ctypes.data
+        rows[s, 13], rows[s, 14], rows[s, 15], rows[s, 16] = c, d, h, wd
+        rows[s, 17], rows[s, 18], rows[s, 19], rows[s, 20] = groups, og, cgk, length
+        rows[s, 21] = {tile_gemm.ROWS} if cgk >= {tile_gemm.TALL_FROM} else 8
+        rows[s, 22] = {tile_gemm.DEPTH}
+    if slices == 1:
+        slice_kernel(pointer(rows.ctypes.data))
+    else:
+        {run}
+    flat = gwt.reshape(-1)
+    for s in range(slices):
+        if want_weight:
+            flat += sums_w[s]
+        if want_bias:
+            gb += sums_b[s]
+'''
+
+
+def backward() -> tuple:
+    """``(source, function name, argument types, description)`` for ``cache.lookup``:
+    ``kernel(x, wt, geom, gout, kept, gx, gwt, gb)`` writes the input gradient ``gx``
+    ``(N, C, D, H, W)``, the transposed weight gradient ``gwt`` ``(G, C/G*taps, O/G)`` and the
+    bias gradient ``gb`` ``(O,)``, each only where it is not empty, from the output gradient
+    ``gout`` ``(N, O, L)``, the transposed weight ``wt`` ``(G, C/G*taps, O/G)`` and the input
+    ``x`` or the forward's ``kept`` columns (``x`` is read only for a weight gradient without
+    them)."""
+    signature = (_arr("float32", 5, True, True), _arr("float32", 3, True, True),
+                 _arr("int64", 1, True, True), _arr("float32", 3, True, True),
+                 _arr("float32", 3, True, True), _arr("float32", 5, True),
+                 _arr("float32", 3, True), _arr("float32", 1, True))
+    return (_backward_source(worker_pool.AVAILABLE), "kernel", signature,
+            "float32 convolution backward on register tiles")
+
+
 def forward() -> tuple:
     """``(source, function name, argument types, description)`` for ``cache.lookup``."""
     signature = (_arr("float32", 5, True, True), _arr("float32", 3, True, True),
                  _arr("int64", 1, True, True), _arr("float32", 1, True, True),
                  _arr("float32", 3, True), _arr("float32", 3, True))
-    return (_source(worker_pool.AVAILABLE), "kernel", signature,
+    return (_forward_source(worker_pool.AVAILABLE), "kernel", signature,
             "float32 convolution forward on register tiles")

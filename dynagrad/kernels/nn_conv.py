@@ -171,14 +171,19 @@ def im2col(dtype: str) -> tuple:
     return src, "kernel", sig, f"im2col {dtype}"
 
 
+def col2im_body(dtype: str) -> str:
+    """The body of ``col2im(cols, geom, x)`` for ``dtype`` (also compiled into ``conv_tiles``'
+    fused kernels)."""
+    lanes = VECTOR_BYTES // np.dtype(dtype).itemsize  # add_tap_sums' row width
+    return (_PROLOGUE + f"    if SW == 1 and DW == 1 and W <= {lanes}:\n"
+            + textwrap.indent(_COL2IM_GATHER, "    ") + "\n    else:\n"
+            + textwrap.indent(_TAP_NEST.replace("{BODY}", _COL2IM_BODY), "    "))
+
+
 def col2im(dtype: str) -> tuple:
     """The adjoint of ``im2col``: every column entry is added into the input position it was read
     from (``x`` must start zeroed)."""
-    lanes = VECTOR_BYTES // np.dtype(dtype).itemsize  # add_tap_sums' row width
-    body = (_PROLOGUE + f"    if SW == 1 and DW == 1 and W <= {lanes}:\n"
-            + textwrap.indent(_COL2IM_GATHER, "    ") + "\n    else:\n"
-            + textwrap.indent(_TAP_NEST.replace("{BODY}", _COL2IM_BODY), "    "))
-    src = _CONV_HEADER + _decorator() + "def kernel(cols, geom, x):\n" + body
+    src = _CONV_HEADER + _decorator() + "def kernel(cols, geom, x):\n" + col2im_body(dtype)
     sig = _sig(_arr(dtype, 3, True, True), _arr("int64", 1, True, True), _arr(dtype, 5, True))
     return src, "kernel", sig, f"col2im {dtype}"
 

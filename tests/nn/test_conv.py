@@ -99,33 +99,52 @@ def test_conv2d_float32_lenet_shapes():
            np.float32, 1e-4, 1e-4)
 
 
+def _check_float32(name, shapes, kwargs, grads=None):
+    """float32 outputs and gradients against PyTorch's float64 run on the same values, within
+    1e-5 of each result's largest entry; ``grads``: which inputs require grad (default all)."""
+    d, _ = _pair(shapes, dtype=np.float32)
+    grads = grads or [True] * len(d)
+    for a, wanted in zip(d, grads):
+        a.requires_grad_(wanted)
+    t = [torch.tensor(a.detach().numpy().astype(np.float64), requires_grad=wanted)
+         for a, wanted in zip(d, grads)]
+    yd, yt = getattr(F, name)(*d, **kwargs), getattr(TF, name)(*t, **kwargs)
+    assert yd.dtype is dg.float32
+    np.testing.assert_allclose(yd.detach().numpy(), yt.detach().numpy(), rtol=1e-5,
+                               atol=1e-5 * float(yt.detach().abs().max()))
+    g = np.random.default_rng(1).standard_normal(tuple(yt.shape)).astype(np.float32)
+    yd.backward(dg.tensor(g))
+    yt.backward(torch.tensor(g, dtype=torch.float64))
+    for a, b, wanted in zip(d, t, grads):
+        assert (a.grad is not None) == wanted
+        if wanted:
+            np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-5,
+                                       atol=1e-5 * float(b.grad.abs().max()))
+
+
 # float32 on AVX-512 runs on register tiles (kernels/conv_tiles.py): every geometry above, and
 # shapes that reach the tiles' edges: more output channels than one row block, a last strip of
 # fewer than 32 columns, k in two passes (over 1024 taps x channels), a batch split across
 # threads (with groups too)
-TILE_CASES = CONV_CASES + [
+TILE_CASES = CONV_CASES + TRANSPOSE_CASES + [
     ("conv2d", [(6, 5, 11, 13), (40, 5, 3, 3), (40,)], dict(padding=1)),
     ("conv2d", [(2, 120, 6, 6), (20, 120, 3, 3), (20,)], {}),
     ("conv2d", [(8, 4, 16, 16), (64, 2, 3, 3), (64,)], dict(padding=2, dilation=2, groups=2)),
     ("conv1d", [(9, 3, 200), (17, 3, 5)], dict(stride=2)),
+    ("conv_transpose2d", [(6, 24, 9, 9), (24, 20, 3, 3), (20,)], dict(stride=2)),
 ]
 
 
 @pytest.mark.parametrize("name,shapes,kwargs", TILE_CASES)
 def test_conv_float32_matches_float64(name, shapes, kwargs):
-    d, _ = _pair(shapes, dtype=np.float32)
-    t = [torch.tensor(a.detach().numpy().astype(np.float64), requires_grad=True) for a in d]
-    yd, yt = getattr(F, name)(*d, **kwargs), getattr(TF, name)(*t, **kwargs)
-    assert yd.dtype is dg.float32
-    scale = float(yt.detach().abs().max())
-    np.testing.assert_allclose(yd.detach().numpy(), yt.detach().numpy(), rtol=1e-5,
-                               atol=1e-5 * scale)
-    g = np.random.default_rng(1).standard_normal(tuple(yt.shape)).astype(np.float32)
-    yd.backward(dg.tensor(g))
-    yt.backward(torch.tensor(g, dtype=torch.float64))
-    for a, b in zip(d, t):
-        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-5,
-                                   atol=1e-5 * float(b.grad.abs().max()))
+    _check_float32(name, shapes, kwargs)
+
+
+@pytest.mark.parametrize("grads", [[False, True, True], [True, False, False],
+                                   [True, True, False]])
+def test_conv_float32_gradients_of_some_inputs(grads):
+    # each gradient is computed only where wanted (a first layer's input needs none)
+    _check_float32("conv2d", [(6, 3, 10, 10), (24, 3, 3, 3), (24,)], dict(padding=1), grads)
 
 
 def test_conv_many_samples_cross_chunks():
@@ -143,6 +162,7 @@ def test_weight_gradient_from_kept_or_recomputed_columns(monkeypatch, keep_bytes
     _check("conv2d", [(big_chunk, 4, 8, 8), (5, 4, 3, 3), (5,)], dict(padding=1))
     _check("conv2d", [(2, 4, 7, 6), (6, 2, 3, 2), (6,)],
            dict(stride=(2, 1), padding=(1, 2), dilation=(1, 2), groups=2))
+    _check_float32("conv2d", [(big_chunk, 4, 8, 8), (5, 4, 3, 3), (5,)], dict(padding=1))
 
 
 @pytest.mark.parametrize("groups", [1, 2])

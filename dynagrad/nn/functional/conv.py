@@ -134,19 +134,37 @@ class _Geom:
         self.taps = math.prod(self.k)
 
 
-# float32 convolutions on AVX-512 run on register tiles (``kernels/conv_tiles.py``), im2col
-# fused in: against this engine's per-sample OpenBLAS products (one thread each, back to back),
-# LeNet-5's two convolutions over a batch of 64: 529 -> 154 and 650 -> 206 us, the MNIST CNN's
-# 633 -> 159 us and 8.4 -> 4.4 ms, and VGG-like layers (8 samples, 64-512 channels, 3 x 3)
-# 1.6-1.8x faster; a 3-channel 224 x 224 input 16.7 -> 15.5 ms.
+# float32 convolutions on AVX-512 run forward and backward on register tiles
+# (``kernels/conv_tiles.py``), im2col and col2im fused in. Against this engine's per-sample
+# OpenBLAS products (one thread each, back to back, AMD EPYC), forward: LeNet-5's two
+# convolutions over a batch of 64 529 -> 154 and 650 -> 206 us, the MNIST CNN's 633 -> 159 us
+# and 8.4 -> 4.4 ms, VGG-like layers (8 samples, 64-512 channels, 3 x 3) 1.6-1.8x faster, a
+# 3-channel 224 x 224 input 16.7 -> 15.5 ms; backward (all gradients): 624 -> 307, 1125 -> 572,
+# 771 -> 406 us and 16.5 -> 8.9 ms.
 _NO_BIAS = np.empty(0, np.float32)
 _NO_COLS = np.empty((0, 0, 0), np.float32)
+_NO_INPUT = np.empty((0,) * 5, np.float32)
 
 
-def _tiles_forward():
-    """The compiled ``conv_tiles.forward`` kernel."""
-    return _memory.get(("conv_tiles", "forward")) or lookup(("conv_tiles", "forward"),
-                                                              conv_tiles.forward)
+def _tiles_kernel(name: str):
+    """The compiled ``conv_tiles.<name>`` kernel ('forward' or 'backward')."""
+    key = ("conv_tiles", name)
+    return _memory.get(key) or lookup(key, getattr(conv_tiles, name))
+
+
+def _tiles_backward(x5, g3, w3, geom: _Geom, in_shape: tuple, want_input: bool,
+                    want_weight: bool, kept, want_bias: bool):
+    """``_backward`` on register tiles (float32 on AVX-512): the same arguments and results."""
+    g, og, cgk = w3.shape
+    gx = np.empty(in_shape, np.float32) if want_input else _NO_INPUT
+    gwt = np.empty((g, cgk, og), np.float32) if want_weight else _NO_COLS
+    gb = np.empty(g * og, np.float32) if want_bias else _NO_BIAS
+    _tiles_kernel("backward")(_NO_INPUT if x5 is None else x5,
+                              np.ascontiguousarray(w3.transpose(0, 2, 1)), geom.arr,
+                              np.ascontiguousarray(g3), _NO_COLS if kept is None else kept,
+                              gx, gwt, gb)
+    return (gx if want_input else None, gwt.transpose(0, 2, 1) if want_weight else None,
+            gb if want_bias else None)
 
 
 def _chunk(n: int, per_sample: int, itemsize: int) -> int:
@@ -168,9 +186,9 @@ def _forward(x5: np.ndarray, w3: np.ndarray, geom: _Geom, keep: bool = False,
     if keep and n_ * rows * L * x5.itemsize <= KEEP_COLS_BYTES:
         kept = memory.empty((n_, rows, L), x5.dtype)  # pooled: no page faults per step
     if x5.dtype == np.float32 and gemm_tile.AVAILABLE:
-        _tiles_forward()(x5, w3, geom.arr,
-                         _NO_BIAS if bias is None else np.ascontiguousarray(bias), out,
-                         _NO_COLS if kept is None else kept)
+        _tiles_kernel("forward")(x5, w3, geom.arr,
+                                 _NO_BIAS if bias is None else np.ascontiguousarray(bias), out,
+                                 _NO_COLS if kept is None else kept)
         return out, kept
     im2col = _kernel("im2col", type_name(x5.dtype))  # looked up here: workers must not compile
     nc = _chunk(n_, rows * L, x5.itemsize)
@@ -206,6 +224,9 @@ def _backward(x5, g3: np.ndarray, w3: np.ndarray, geom: _Geom, in_shape: tuple,
     g, og, cgk = w3.shape
     L = g3.shape[2]
     dt = g3.dtype
+    if dt == np.float32 and gemm_tile.AVAILABLE:
+        return _tiles_backward(x5, g3, w3, geom, in_shape, want_input, want_weight, kept,
+                               want_bias)
     rows = c * geom.taps
     nc = _chunk(n_, rows * L, dt.itemsize)
     im2col, col2im = _kernel("im2col", type_name(dt)), _kernel("col2im", type_name(dt))
