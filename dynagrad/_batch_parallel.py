@@ -44,7 +44,8 @@ _SLICE_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)  # what gotoblas_pthread cal
 
 
 def _find_openblas() -> tuple | None:
-    """``(set_num_threads, get_num_threads, gotoblas_pthread)`` of NumPy's OpenBLAS, or None."""
+    """``(set_num_threads, get_num_threads, gotoblas_pthread, get_corename)`` of NumPy's
+    OpenBLAS, or None."""
     root = os.path.dirname(np.__file__)
     for pattern in _LIB_PATTERNS:
         for path in sorted(glob.glob(os.path.join(root, pattern))):
@@ -63,7 +64,10 @@ def _find_openblas() -> tuple | None:
                     # first + i * stride, here simply its index
                     pthread.argtypes = [ctypes.c_int, _SLICE_FN, ctypes.c_void_p, ctypes.c_int]
                     pthread.restype = ctypes.c_int
-                    return setter, getter, pthread
+                    corename = getattr(lib, f"{prefix}_get_corename{suffix}", None)
+                    if corename is not None:
+                        corename.argtypes, corename.restype = [], ctypes.c_char_p
+                    return setter, getter, pthread, corename
     return None
 
 
@@ -74,7 +78,7 @@ _state = {"active": 0, "saved": 1}
 
 def _blas_single_threaded(enter: bool) -> None:
     """Count splits in flight: the first lowers BLAS to one thread, the last restores it."""
-    setter, getter, _ = _BLAS
+    setter, getter = _BLAS[:2]
     with _lock:
         if enter:
             if _state["active"] == 0:
@@ -99,6 +103,14 @@ def _after_fork_in_child() -> None:
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def blas_core() -> str | None:
+    """The CPU type whose kernels NumPy's OpenBLAS runs here (e.g. ``'Haswell'``,
+    ``'SkylakeX'``), or None where that is not known."""
+    if _BLAS is None or _BLAS[3] is None:
+        return None
+    return _BLAS[3]().decode("ascii", "replace").strip()
 
 
 def parallel_slices(n: int) -> int:

@@ -311,6 +311,27 @@ def test_linear_and_2d_matmul_with_few_rows_match_float64():
         np.testing.assert_allclose(got.numpy(), x64 @ w64.T, rtol=1e-4, atol=1e-4)
 
 
+def test_openblas_avx2_kernels_send_every_product_to_the_tiles(monkeypatch):
+    # where NumPy's OpenBLAS runs AVX2 kernels (its Haswell ones, as on AMD's Zen 5) the tiles
+    # take the products that OpenBLAS's AVX-512 kernels keep, with the same results
+    from dynagrad._batch_parallel import blas_core
+    from dynagrad.kernels import gemm_tile
+    from dynagrad.ops import linalg
+    core = blas_core()
+    assert linalg.TILES_ALWAYS == (core is not None and core not in linalg.BLAS_AVX512_CORES)
+    if not gemm_tile.AVAILABLE:
+        pytest.skip("the register tiles need AVX-512")
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((700, 400), dtype=np.float32).T  # read down its columns, 400 rows
+    b = rng.standard_normal((700, 200), dtype=np.float32)
+    monkeypatch.setattr(linalg, "TILES_ALWAYS", False)
+    assert not linalg._tiles_faster(a, b)
+    monkeypatch.setattr(linalg, "TILES_ALWAYS", True)
+    assert linalg._tiles_faster(a, b)
+    np.testing.assert_allclose(linalg.matmul_2d(a, b), a.astype(np.float64) @ b, rtol=1e-4,
+                               atol=1e-3)
+
+
 def test_operator_forms_and_double_backward():
     a, b = data((2, 3), 1), data((3, 2), 2)
     x = dg.tensor(a, dtype=dg.float64, requires_grad=True)

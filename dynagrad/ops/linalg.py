@@ -14,7 +14,7 @@ import string
 
 import numpy as np
 
-from .._batch_parallel import parallel_slices, run_split
+from .._batch_parallel import blas_core, parallel_slices, run_split
 from ..autograd import grad_mode
 from ..autograd.function import edge_of, node_class, record
 from ..dtypes import float32, float64
@@ -139,6 +139,17 @@ SPLIT_MIN_BATCH_WORK = 1 << 25  # m * k * n summed over the batch
 # (1.04-1.06) and with many rows (10000x256x200 1.21-1.32, 10000x700x200 1.27-1.31). Products
 # with a short k lose everywhere (128x10x256: 7 -> 12 us), as do the tiniest (64x84x10: 2.3 ->
 # 3.7).
+#
+# All of the above was measured where OpenBLAS runs AVX-512 kernels of its own (an Intel Xeon,
+# its SkylakeX kernels). On a CPU for which it picks AVX2 kernels (its Haswell ones, which
+# OpenBLAS 0.3.31 also runs on AMD's AVX-512 Zen 5), the tiles won every product of the
+# benchmark models, those OpenBLAS kept above included (AMD EPYC, 2 threads, OpenBLAS / tiles):
+# MLP b1024's 256x1024x784 2.60 / 1.60 ms, the LSTM LM decoder's 10000x700x200 16.1 / 9.3 ms,
+# the Transformer's 256x2048x1024 5.8 / 4.1 and 1024x2048x256 6.0 / 3.7 ms; there every product
+# the tiles can take goes to them (past the smallest, below).
+BLAS_AVX512_CORES = ("SkylakeX", "Cooperlake", "SapphireRapids")
+_BLAS_CORE = blas_core()  # (None: not NumPy's OpenBLAS, whose rules above stand)
+TILES_ALWAYS = _BLAS_CORE is not None and _BLAS_CORE not in BLAS_AVX512_CORES
 TILES_MIN_K = 32
 TILES_MIN_WORK = 1 << 17              # m * k * n
 ROW_PACKED_MAX = (256, 512)           # (k, n): a B with contiguous rows within either bound
@@ -185,6 +196,8 @@ def _tiles_faster(a: np.ndarray, b: np.ndarray) -> bool:
         return b_col >= 0
     if b_col != 4 or b_row < 0:
         return False
+    if TILES_ALWAYS:
+        return True
     # B's rows are contiguous: packed by copies
     if a.strides[1] == 4:
         return k <= ROW_PACKED_MAX[0] or n <= ROW_PACKED_MAX[1]
