@@ -47,6 +47,22 @@ def _helpers(pooled: bool) -> str:
 from dynagrad.kernels.worker_pool import pointer{imports}
 {tile_gemm._TILES}
 
+@numba.njit(nogil=True, error_model="numpy")
+def product(a, a_row, b, b_row, c, c_row, m, n, k, accumulate, height, depth):
+    """C (m, n) = A (m, k) @ B (k, n), or C += with ``accumulate`` (addresses in bytes; rows
+    ``a_row``, ``b_row``, ``c_row`` elements apart, columns contiguous) on the tiles: a strip of
+    32 columns of B at a time, k in passes of at most ``depth``, every row block of at most
+    ``height`` rows of A after the other while the strip is in L1. (Each kernel calls this in
+    one place only: every inlined copy of the tiles costs seconds of compile time.)"""
+    for j in range(0, n, {COLUMNS}):
+        for k0 in range(0, k, depth):
+            kk = min(depth, k - k0)
+            for i in range(0, m, height):
+                block(a + (i * a_row + k0) * 4, a_row, 1, b + (k0 * b_row + j) * 4, b_row,
+                      c + (i * c_row + j) * 4, c_row, kk, 1 if accumulate or k0 > 0 else 0,
+                      min(height, m - i), min({COLUMNS}, n - j))
+
+
 {plain}def im2col(x, geom, cols):
 {IM2COL_BODY}
 
@@ -93,15 +109,8 @@ def slice_kernel(row):
             for r in range(groups * og):
                 planes[r, :] = b[r]
         for g in range(groups):
-            for j in range(0, length, {COLUMNS}):
-                for k0 in range(0, cgk, depth):
-                    kk = min(depth, cgk - k0)
-                    for i in range(0, og, height):
-                        block(weight + ((g * og + i) * cgk + k0) * 4, cgk, 1,
-                              at + ((g * cgk + k0) * length + j) * 4, length,
-                              o + ((g * og + i) * length + j) * 4, length, kk,
-                              1 if k0 > 0 or bias != 0 else 0, min(height, og - i),
-                              min({COLUMNS}, length - j))
+            product(weight + g * og * cgk * 4, cgk, at + g * cgk * length * 4, length,
+                    o + g * og * length * 4, length, og, length, cgk, bias != 0, height, depth)
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
@@ -200,26 +209,22 @@ def slice_kernel(row):
                 im2col(numba.carray(pointer(x + n * plane * 4), (1, c, d, h, wd), np.float32),
                        geom, numba.carray(pointer(buffer), (1, rows, length), np.float32))
             transpose(g_n, outs, length, padded, transposed, outs16, length16)
+        # the weight gradient, then the input gradient (one call of the tiles for both)
+        for part in range(2):
+            if (sums_w if part == 0 else gx) == 0:
+                continue
             for g in range(groups):
-                for j in range(0, og, {COLUMNS}):
-                    for k0 in range(0, length, depth):
-                        kk = min(depth, length - k0)
-                        for i in range(0, cgk, height):
-                            block(cols + ((g * cgk + i) * length + k0) * 4, length, 1,
-                                  transposed + (k0 * outs16 + g * og + j) * 4, outs16,
-                                  sums_w + ((g * cgk + i) * og + j) * 4, og, kk, 1,
-                                  min(height, cgk - i), min({COLUMNS}, og - j))
+                if part == 0:  # columns (C/G*taps, L) @ output gradient^T (L, O/G), added
+                    a, a_row = cols + g * cgk * length * 4, length
+                    b, b_row = transposed + g * og * 4, outs16
+                    out, out_row, n_cols, k, add = sums_w + g * cgk * og * 4, og, og, length, True
+                else:  # weight^T (C/G*taps, O/G) @ output gradient (O/G, L)
+                    a, a_row = wt + g * cgk * og * 4, og
+                    b, b_row = g_n + g * og * length * 4, length
+                    out, out_row, n_cols, k, add = (buffer + g * cgk * length * 4, length, length,
+                                                    og, False)
+                product(a, a_row, b, b_row, out, out_row, cgk, n_cols, k, add, height, depth)
         if gx != 0:
-            for g in range(groups):
-                for j in range(0, length, {COLUMNS}):
-                    for k0 in range(0, og, depth):
-                        kk = min(depth, og - k0)
-                        for i in range(0, cgk, height):
-                            block(wt + ((g * cgk + i) * og + k0) * 4, og, 1,
-                                  g_n + ((g * og + k0) * length + j) * 4, length,
-                                  buffer + ((g * cgk + i) * length + j) * 4, length, kk,
-                                  1 if k0 > 0 else 0, min(height, cgk - i),
-                                  min({COLUMNS}, length - j))
             numba.carray(pointer(gx + n * plane * 4), plane, np.float32)[:] = 0
             col2im(numba.carray(pointer(buffer), (1, rows, length), np.float32), geom,
                    numba.carray(pointer(gx + n * plane * 4), (1, c, d, h, wd), np.float32))
