@@ -147,6 +147,46 @@ def test_generated_source_is_readable_and_hash_named(tmp_path, monkeypatch):
     cache._memory.pop(("test-kernel",))
 
 
+TWO_FUNCTIONS = textwrap.dedent("""
+    import numba
+
+
+    @numba.njit
+    def shared(x):
+        return x * 3.0
+
+
+    @numba.njit(cache=True)
+    def triple(x):
+        return shared(x)
+
+
+    @numba.njit(cache=True)
+    def plus_triple(x, y):
+        return shared(x) + y
+""")
+
+
+def test_several_functions_of_one_module_compile_once_then_load(tmp_path, monkeypatch):
+    # a tuple of names gives a tuple of dispatchers from one module (conv_tiles' forward and
+    # backward share their helpers this way); a second lookup loads both from disk
+    from numba import types
+    monkeypatch.setenv("DYNAGRAD_CACHE_DIR", str(tmp_path))
+    build = lambda: (TWO_FUNCTIONS, ("triple", "plus_triple"),  # noqa: E731
+                     ((types.float64,), (types.float64, types.float64)), "test pair")
+    before = cache.cache_stats()
+    triple, plus_triple = cache.lookup(("test-pair",), build)
+    assert triple(2.0) == 6.0 and plus_triple(2.0, 1.0) == 7.0
+    after = cache.cache_stats()
+    assert after["compiles"] - before["compiles"] == 2
+    cache._memory.pop(("test-pair",))
+    again = cache.lookup(("test-pair",), build)
+    assert cache.cache_stats()["disk_loads"] - after["disk_loads"] == 2
+    assert again[1](1.0, 0.5) == 3.5
+    assert len(list(cache.cache_dir().glob("k_*.py"))) == 1
+    cache._memory.pop(("test-pair",))
+
+
 def test_cli_stats_and_warmup(tmp_path):
     env = dict(os.environ, DYNAGRAD_CACHE_DIR=str(tmp_path))
     out = subprocess.run([sys.executable, "-m", "dynagrad.kernels", "warmup"], env=env,

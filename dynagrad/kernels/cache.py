@@ -89,7 +89,9 @@ def _log(msg: str) -> None:
 def lookup(key: tuple, build: Callable[[], tuple], target: str = "cpu"):
     """The dispatcher for ``key``, building it on the first request.
 
-    ``build()`` returns ``(source, function_name, argument_types, description)``. Hot paths call
+    ``build()`` returns ``(source, function_name, argument_types, description)``; with a tuple of
+    function names and one of argument types, the dispatchers of those functions of the one
+    module come back as a tuple (the helpers they share then compile once). Hot paths call
     ``_memory.get(key)`` themselves and come here only on a miss. ``target="cuda"`` compiles a
     ``cuda.jit`` kernel for the current GPU; its disk entry is keyed by ``cuda_arch()`` too (the
     caller puts that in ``key`` as well).
@@ -184,9 +186,17 @@ def _import_and_compile(path, source, fname, signature, what, digest, target="cp
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # Numba's disk cache rebuilds globals by module name
     spec.loader.exec_module(module)
-    disp = getattr(module, fname)
     if target == "cuda":
-        return _compile_cuda(disp, signature, what, path)
+        return _compile_cuda(getattr(module, fname), signature, what, path)
+    if isinstance(fname, str):
+        return _compile_cpu(getattr(module, fname), signature, what, path)
+    # several functions of one module: helpers they share compile once
+    return tuple(_compile_cpu(getattr(module, name), sig, f"{what} ({name})", path)
+                 for name, sig in zip(fname, signature))
+
+
+def _compile_cpu(disp, signature, what: str, path: Path):
+    """Compile (or load from Numba's disk cache) ``disp`` for its one ``signature``."""
     if os.environ.get("DYNAGRAD_FORBID_COMPILE", "") not in ("", "0"):
         def refuse(*args, **kwargs):
             raise RuntimeError(f"DYNAGRAD_FORBID_COMPILE is set but kernel {what} "

@@ -1,23 +1,31 @@
-"""Kernel template: a float32 convolution's forward pass on register tiles, im2col fused in.
+"""Kernel template: a float32 convolution's forward and backward passes on register tiles.
 
 The im2col engine (``nn/functional/conv.py``) hands each sample's columns to one OpenBLAS GEMM,
 ``weight (O, C*taps) @ cols (C*taps, L)``, which for a convolution's few output channels runs far
 below its peak: OpenBLAS packs both operands for every call (LeNet-5's ``(16, 150) @ (150, 100)``:
-7.1 us, 67 GFLOP/s on one core). ``kernel(x, weight, geom, bias, out, kept)`` instead runs, for
-each sample, im2col into a buffer that stays in the cache and then ``tile_gemm``'s register
-tiles straight from it: the weight read in place, the columns 32 at a time with no packing,
-every row block of the weight served by one strip of columns while it is in L1. With a bias,
-each output row starts from it. The samples are shared out among OpenBLAS's workers.
+7.1 us, 67 GFLOP/s on one core). This module's two kernels instead run each sample's products on
+``tile_gemm``'s register tiles, straight from buffers that stay in the cache, with im2col and
+col2im fused in; the samples are shared out among OpenBLAS's workers.
 
-``x`` is the ``(N, C, D, H, W)`` input, ``weight`` ``(G, O/G, C/G*taps)``, ``geom``
-``nn_conv``'s geometry array, ``bias`` ``(O,)`` or empty, ``out`` ``(N, O, L)``; ``kept`` is
-``(N, C*taps, L)`` to keep every sample's columns for the weight gradient, or empty. All are
-C-contiguous; the caller checks float32 and ``gemm_tile.AVAILABLE``.
+``forward(x, weight, geom, bias, out, kept)``: im2col, then ``weight @ cols`` (each output row
+starting from its bias, if any). ``x`` is the ``(N, C, D, H, W)`` input, ``weight``
+``(G, O/G, C/G*taps)``, ``geom`` ``nn_conv``'s geometry array, ``bias`` ``(O,)`` or empty,
+``out`` ``(N, O, L)``; ``kept`` is ``(N, C*taps, L)`` to keep every sample's columns for the
+weight gradient, or empty.
+
+``backward(x, wt, geom, gout, kept, gx, gwt, gb)`` writes the input gradient ``gx``
+``(N, C, D, H, W)``, the transposed weight gradient ``gwt`` ``(G, C/G*taps, O/G)`` and the bias
+gradient ``gb`` ``(O,)``, each only where it is not empty, from the output gradient ``gout``
+``(N, O, L)`` (N > 0), the transposed weight ``wt`` ``(G, C/G*taps, O/G)`` and the input ``x`` or
+the forward pass's ``kept`` columns (``x`` is read only for a weight gradient without them).
+
+Both come from one module (``build()``), so the helpers they share compile once. All arrays
+are C-contiguous; the caller checks float32 and ``gemm_tile.AVAILABLE``.
 
 Example:
-    >>> src, name, sig, what = forward()
-    >>> name, what
-    ('kernel', 'float32 convolution forward on register tiles')
+    >>> src, names, sigs, what = build()
+    >>> names, what
+    (('forward', 'backward'), 'float32 convolution on register tiles')
 """
 from __future__ import annotations
 
@@ -31,15 +39,15 @@ from .templates import HEADER, _arr, _decorator
 # Below this many multiply-adds one thread runs the convolution (as tile_gemm).
 THREADED_MIN_WORK = tile_gemm.THREADED_MIN_WORK
 
-# a slice's row of words: first sample, end sample, then x, weight, geom, bias (0: none), out,
-# columns (addresses in bytes), whether the columns are kept per sample, C, D, H, W, G, O/G,
+# a forward slice's row of words: first sample, end sample, then x, weight, geom, bias (0: none),
+# out, columns (addresses in bytes), whether the columns are kept per sample, C, D, H, W, G, O/G,
 # C/G*taps, L, rows per block, k per pass
-_WORDS = 19
+_FORWARD_WORDS = 19
 
 
 def _helpers(pooled: bool) -> str:
-    """The start of both kernel modules: imports, ``tile_gemm``'s blocks, im2col and col2im for
-    one sample (as ``nn_conv``'s kernels); ``pooled``: the samples shared out among OpenBLAS's
+    """The start of the module: imports, ``tile_gemm``'s blocks, im2col and col2im for one
+    sample (as ``nn_conv``'s kernels); ``pooled``: the samples shared out among OpenBLAS's
     workers."""
     imports = ", run_slices, slice_count" if pooled else ""
     plain = _decorator().replace("cache=True, ", "")
@@ -53,7 +61,7 @@ def product(a, a_row, b, b_row, c, c_row, m, n, k, accumulate, height, depth):
     ``a_row``, ``b_row``, ``c_row`` elements apart, columns contiguous) on the tiles: a strip of
     32 columns of B at a time, k in passes of at most ``depth``, every row block of at most
     ``height`` rows of A after the other while the strip is in L1. (Each kernel calls this in
-    one place only: every inlined copy of the tiles costs seconds of compile time.)"""
+    one place only: every inlined copy of the tiles adds compile time.)"""
     for j in range(0, n, {COLUMNS}):
         for k0 in range(0, k, depth):
             kk = min(depth, k - k0)
@@ -71,26 +79,22 @@ def product(a, a_row, b, b_row, c, c_row, m, n, k, accumulate, height, depth):
 '''
 
 
-def _slices(pooled: bool) -> tuple:
+def _slices(pooled: bool, slice_kernel: str) -> tuple:
     """Source of the slice count (for ``n`` samples) and of the call that runs the slices."""
-    return (("min(slice_count(), n)", "run_slices(slice_kernel, rows)") if pooled
+    return (("min(slice_count(), n)", f"run_slices({slice_kernel}, rows)") if pooled
             else ("1", "pass"))
 
 
 def _forward_source(pooled: bool) -> str:
-    """The forward kernel module's source."""
-    slices, run = _slices(pooled)
-    return _helpers(pooled) + f'''
-# a slice's row of words (see conv_tiles._WORDS)
-_WORDS = {_WORDS}
-
-
+    """The forward kernel's source."""
+    slices, run = _slices(pooled, "forward_slice")
+    return f'''
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def slice_kernel(row):
+def forward_slice(row):
     """Samples ``[first, end)``: im2col, then each group's product on the tiles, a strip of 32
     columns at a time (k in passes of at most ``depth``), every row block of the weight after
     the other while the strip is in L1."""
-    w = numba.carray(row, _WORDS, np.int64)
+    w = numba.carray(row, {_FORWARD_WORDS}, np.int64)
     first, end, x, weight, geom_at, bias, out, cols = (w[0], w[1], w[2], w[3], w[4], w[5],
                                                        w[6], w[7])
     per_sample, c, d, h, wd, groups, og, cgk, length = (w[8], w[9], w[10], w[11], w[12],
@@ -107,14 +111,15 @@ def slice_kernel(row):
             b = numba.carray(pointer(bias), groups * og, np.float32)
             planes = numba.carray(pointer(o), (groups * og, length), np.float32)
             for r in range(groups * og):
-                planes[r, :] = b[r]
+                for t in range(length):
+                    planes[r, t] = b[r]
         for g in range(groups):
             product(weight + g * og * cgk * 4, cgk, at + g * cgk * length * 4, length,
                     o + g * og * length * 4, length, og, length, cgk, bias != 0, height, depth)
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def kernel(x, weight, geom, bias, out, kept):
+def forward(x, weight, geom, bias, out, kept):
     n, c, d, h, wd = x.shape
     groups, og, cgk = weight.shape
     length = out.shape[2]
@@ -123,7 +128,7 @@ def kernel(x, weight, geom, bias, out, kept):
     per_sample = kept.shape[0] == n and n > 0
     slices = {slices} if n * groups * og * cgk * length >= {THREADED_MIN_WORK} else 1
     buffer = np.empty((1 if per_sample else slices, groups * cgk * length), np.float32)
-    rows = np.zeros((slices, _WORDS), np.int64)
+    rows = np.zeros((slices, {_FORWARD_WORDS}), np.int64)
     for s in range(slices):
         rows[s, 0], rows[s, 1] = n * s // slices, n * (s + 1) // slices
         rows[s, 2], rows[s, 3], rows[s, 4] = x.ctypes.data, weight.ctypes.data, geom.ctypes.data
@@ -135,7 +140,7 @@ def kernel(x, weight, geom, bias, out, kept):
         rows[s, 17] = {tile_gemm.ROWS} if og >= {tile_gemm.TALL_FROM} else 8
         rows[s, 18] = {tile_gemm.DEPTH}
     if slices == 1:
-        slice_kernel(pointer(rows.ctypes.data))
+        forward_slice(pointer(rows.ctypes.data))
     else:
         {run}
 '''
@@ -150,11 +155,9 @@ _BACKWARD_WORDS = 23
 
 
 def _backward_source(pooled: bool) -> str:
-    """The backward kernel module's source."""
-    slices, run = _slices(pooled)
-    return _helpers(pooled) + f'''
-_WORDS = {_BACKWARD_WORDS}
-
+    """The backward kernel's source."""
+    slices, run = _slices(pooled, "backward_slice")
+    return f'''
 
 @numba.njit(nogil=True, error_model="numpy", fastmath={{"reassoc", "contract"}})
 def add_row_sums(src, rows, length, sums):
@@ -176,7 +179,8 @@ def transpose(src, rows, length, padded, dst, rows16, length16):
     a = numba.carray(pointer(src), (rows, length), np.float32)
     p = numba.carray(pointer(padded), (rows16, length16), np.float32)
     for r in range(rows):
-        p[r, :length] = a[r]
+        for t in range(length):
+            p[r, t] = a[r, t]
     for r in range(0, rows16, 16):
         for t in range(0, length16, 16):
             transpose_16x16(padded + (r * length16 + t) * 4, length16,
@@ -184,13 +188,13 @@ def transpose(src, rows, length, padded, dst, rows16, length16):
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def slice_kernel(row):
+def backward_slice(row):
     """Samples ``[first, end)``. Bias gradient: the output gradient's row sums. Weight gradient
     (transposed, per group): columns (C/G*taps, L) @ output gradient^T (L, O/G), the columns kept
     by the forward pass or from im2col, the output gradient transposed in 16 x 16 blocks so that
     the tiles read its rows. Input gradient: weight^T (C/G*taps, O/G) @ output gradient
     (O/G, L) into the columns buffer, then col2im."""
-    w = numba.carray(row, _WORDS, np.int64)
+    w = numba.carray(row, {_BACKWARD_WORDS}, np.int64)
     first, end, x, wt, geom_at, gout, kept, gx = w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]
     sums_w, sums_b, buffer, padded, transposed = w[8], w[9], w[10], w[11], w[12]
     c, d, h, wd, groups, og, cgk, length = w[13], w[14], w[15], w[16], w[17], w[18], w[19], w[20]
@@ -225,23 +229,20 @@ def slice_kernel(row):
                                                     og, False)
                 product(a, a_row, b, b_row, out, out_row, cgk, n_cols, k, add, height, depth)
         if gx != 0:
-            numba.carray(pointer(gx + n * plane * 4), plane, np.float32)[:] = 0
+            zeros = numba.carray(pointer(gx + n * plane * 4), plane, np.float32)
+            for t in range(plane):
+                zeros[t] = 0
             col2im(numba.carray(pointer(buffer), (1, rows, length), np.float32), geom,
                    numba.carray(pointer(gx + n * plane * 4), (1, c, d, h, wd), np.float32))
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def kernel(x, wt, geom, gout, kept, gx, gwt, gb):
+def backward(x, wt, geom, gout, kept, gx, gwt, gb):
     n, length = gout.shape[0], gout.shape[2]
     groups, cgk, og = wt.shape
     want_input, want_weight, want_bias = gx.shape[0] > 0, gwt.shape[0] > 0, gb.shape[0] > 0
     dims = gx.shape if want_input else x.shape
     c, d, h, wd = dims[1], dims[2], dims[3], dims[4]
-    gwt[:] = 0
-    gb[:] = 0
-    if n == 0 or length == 0:
-        gx[:] = 0
-        return
     slices = {slices} if n * groups * og * cgk * length >= {THREADED_MIN_WORK} else 1
     outs16, length16 = (groups * og + 15) // 16 * 16, (length + 15) // 16 * 16
     weight_words = groups * cgk * og if want_weight else 1
@@ -251,7 +252,7 @@ def kernel(x, wt, geom, gout, kept, gx, gwt, gb):
     padded = np.zeros((slices, outs16 * length16 if want_weight else 1), np.float32)
     transposed = np.empty((slices, length16 * outs16 if want_weight else 1), np.float32)
     per_sample = kept.shape[0] == n
-    rows = np.zeros((slices, _WORDS), np.int64)
+    rows = np.zeros((slices, {_BACKWARD_WORDS}), np.int64)
     for s in range(slices):
         rows[s, 0], rows[s, 1] = n * s // slices, n * (s + 1) // slices
         rows[s, 2], rows[s, 3], rows[s, 4] = x.ctypes.data, wt.ctypes.data, geom.ctypes.data
@@ -267,38 +268,32 @@ def kernel(x, wt, geom, gout, kept, gx, gwt, gb):
         rows[s, 21] = {tile_gemm.ROWS} if cgk >= {tile_gemm.TALL_FROM} else 8
         rows[s, 22] = {tile_gemm.DEPTH}
     if slices == 1:
-        slice_kernel(pointer(rows.ctypes.data))
+        backward_slice(pointer(rows.ctypes.data))
     else:
         {run}
+    # the slices' sums (loops, not array expressions: those cost seconds of compile time)
     flat = gwt.reshape(-1)
-    for s in range(slices):
-        if want_weight:
-            flat += sums_w[s]
-        if want_bias:
-            gb += sums_b[s]
+    for t in range(flat.shape[0]):
+        total = sums_w[0, t]
+        for s in range(1, slices):
+            total += sums_w[s, t]
+        flat[t] = total
+    for t in range(gb.shape[0]):
+        total = sums_b[0, t]
+        for s in range(1, slices):
+            total += sums_b[s, t]
+        gb[t] = total
 '''
 
 
-def backward() -> tuple:
-    """``(source, function name, argument types, description)`` for ``cache.lookup``:
-    ``kernel(x, wt, geom, gout, kept, gx, gwt, gb)`` writes the input gradient ``gx``
-    ``(N, C, D, H, W)``, the transposed weight gradient ``gwt`` ``(G, C/G*taps, O/G)`` and the
-    bias gradient ``gb`` ``(O,)``, each only where it is not empty, from the output gradient
-    ``gout`` ``(N, O, L)``, the transposed weight ``wt`` ``(G, C/G*taps, O/G)`` and the input
-    ``x`` or the forward's ``kept`` columns (``x`` is read only for a weight gradient without
-    them)."""
-    signature = (_arr("float32", 5, True, True), _arr("float32", 3, True, True),
-                 _arr("int64", 1, True, True), _arr("float32", 3, True, True),
-                 _arr("float32", 3, True, True), _arr("float32", 5, True),
-                 _arr("float32", 3, True), _arr("float32", 1, True))
-    return (_backward_source(worker_pool.AVAILABLE), "kernel", signature,
-            "float32 convolution backward on register tiles")
-
-
-def forward() -> tuple:
-    """``(source, function name, argument types, description)`` for ``cache.lookup``."""
-    signature = (_arr("float32", 5, True, True), _arr("float32", 3, True, True),
-                 _arr("int64", 1, True, True), _arr("float32", 1, True, True),
-                 _arr("float32", 3, True), _arr("float32", 3, True))
-    return (_forward_source(worker_pool.AVAILABLE), "kernel", signature,
-            "float32 convolution forward on register tiles")
+def build() -> tuple:
+    """``(source, function names, argument types, description)`` for ``cache.lookup``: the
+    module of both kernels."""
+    pooled = worker_pool.AVAILABLE
+    f32 = [_arr("float32", n, True, True) for n in range(6)]  # read-only, by rank
+    out = [_arr("float32", n, True) for n in range(6)]
+    geom = _arr("int64", 1, True, True)
+    forward = (f32[5], f32[3], geom, f32[1], out[3], out[3])
+    backward = (f32[5], f32[3], geom, f32[3], f32[3], out[5], out[3], out[1])
+    return (_helpers(pooled) + _forward_source(pooled) + _backward_source(pooled),
+            ("forward", "backward"), (forward, backward), "float32 convolution on register tiles")

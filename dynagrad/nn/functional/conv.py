@@ -146,23 +146,27 @@ _NO_COLS = np.empty((0, 0, 0), np.float32)
 _NO_INPUT = np.empty((0,) * 5, np.float32)
 
 
-def _tiles_kernel(name: str):
-    """The compiled ``conv_tiles.<name>`` kernel ('forward' or 'backward')."""
-    key = ("conv_tiles", name)
-    return _memory.get(key) or lookup(key, getattr(conv_tiles, name))
+def _tiles_kernels() -> tuple:
+    """The compiled ``conv_tiles`` kernels ``(forward, backward)``."""
+    return _memory.get(("conv_tiles",)) or lookup(("conv_tiles",), conv_tiles.build)
 
 
 def _tiles_backward(x5, g3, w3, geom: _Geom, in_shape: tuple, want_input: bool,
                     want_weight: bool, kept, want_bias: bool):
     """``_backward`` on register tiles (float32 on AVX-512): the same arguments and results."""
     g, og, cgk = w3.shape
-    gx = np.empty(in_shape, np.float32) if want_input else _NO_INPUT
-    gwt = np.empty((g, cgk, og), np.float32) if want_weight else _NO_COLS
-    gb = np.empty(g * og, np.float32) if want_bias else _NO_BIAS
-    _tiles_kernel("backward")(_NO_INPUT if x5 is None else x5,
-                              np.ascontiguousarray(w3.transpose(0, 2, 1)), geom.arr,
-                              np.ascontiguousarray(g3), _NO_COLS if kept is None else kept,
-                              gx, gwt, gb)
+    if g3.size == 0:  # no samples: zero gradients
+        gx = np.zeros(in_shape, np.float32) if want_input else _NO_INPUT
+        gwt = np.zeros((g, cgk, og), np.float32) if want_weight else _NO_COLS
+        gb = np.zeros(g * og, np.float32) if want_bias else _NO_BIAS
+    else:
+        gx = np.empty(in_shape, np.float32) if want_input else _NO_INPUT
+        gwt = np.empty((g, cgk, og), np.float32) if want_weight else _NO_COLS
+        gb = np.empty(g * og, np.float32) if want_bias else _NO_BIAS
+        _tiles_kernels()[1](_NO_INPUT if x5 is None else x5,
+                            np.ascontiguousarray(w3.transpose(0, 2, 1)), geom.arr,
+                            np.ascontiguousarray(g3), _NO_COLS if kept is None else kept,
+                            gx, gwt, gb)
     return (gx if want_input else None, gwt.transpose(0, 2, 1) if want_weight else None,
             gb if want_bias else None)
 
@@ -186,9 +190,9 @@ def _forward(x5: np.ndarray, w3: np.ndarray, geom: _Geom, keep: bool = False,
     if keep and n_ * rows * L * x5.itemsize <= KEEP_COLS_BYTES:
         kept = memory.empty((n_, rows, L), x5.dtype)  # pooled: no page faults per step
     if x5.dtype == np.float32 and gemm_tile.AVAILABLE:
-        _tiles_kernel("forward")(x5, w3, geom.arr,
-                                 _NO_BIAS if bias is None else np.ascontiguousarray(bias), out,
-                                 _NO_COLS if kept is None else kept)
+        _tiles_kernels()[0](x5, w3, geom.arr,
+                            _NO_BIAS if bias is None else np.ascontiguousarray(bias), out,
+                            _NO_COLS if kept is None else kept)
         return out, kept
     im2col = _kernel("im2col", type_name(x5.dtype))  # looked up here: workers must not compile
     nc = _chunk(n_, rows * L, x5.itemsize)
