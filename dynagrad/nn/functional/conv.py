@@ -4,8 +4,9 @@ All of them run one engine on 5-D arrays ``(N, C, D, H, W)`` (1-D and 2-D inputs
 spatial dims): a generated im2col kernel copies a few samples' input patches into a column buffer
 that stays in the L2 cache, one BLAS GEMM per chunk multiplies it by the weight (all groups in one
 batched ``np.matmul``), and the backward pass runs the GEMMs the other way and scatters the column
-gradient back with col2im. A transposed convolution is the adjoint of a convolution, so it runs the
-same two routines swapped.
+gradient back with col2im. float32 on AVX-512 runs the same steps per sample inside two compiled
+kernels, the products on register tiles (``kernels/conv_tiles.py``). A transposed convolution is
+the adjoint of a convolution, so it runs the same two routines swapped.
 
 Double backward (``create_graph=True`` through a convolution) is not supported and raises.
 CUDA tensors take the composed forms of ``conv_composite.py`` instead (gathers and matmuls, whose
