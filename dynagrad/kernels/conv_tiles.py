@@ -29,8 +29,6 @@ Example:
 """
 from __future__ import annotations
 
-from numba import types
-
 from . import tile_gemm, worker_pool
 from .gemm_tile import COLUMNS
 from .nn_conv import IM2COL_BODY, col2im_body
@@ -271,18 +269,19 @@ def backward(x, wt, geom, gout, kept, gx, gwt, gb):
         backward_slice(pointer(rows.ctypes.data))
     else:
         {run}
-    # the slices' sums (loops, not array expressions: those cost seconds of compile time)
-    flat = gwt.reshape(-1)
-    for t in range(flat.shape[0]):
-        total = sums_w[0, t]
-        for s in range(1, slices):
-            total += sums_w[s, t]
-        flat[t] = total
-    for t in range(gb.shape[0]):
-        total = sums_b[0, t]
-        for s in range(1, slices):
-            total += sums_b[s, t]
-        gb[t] = total
+    add_up(sums_w, gwt.reshape(-1))
+    add_up(sums_b, gb)
+
+
+@numba.njit(nogil=True, error_model="numpy")
+def add_up(parts, total):
+    """``total[t] = parts[:, t].sum()`` for the first ``len(total)`` columns (a loop: array
+    expressions cost seconds of compile time)."""
+    for t in range(total.shape[0]):
+        value = parts[0, t]
+        for s in range(1, parts.shape[0]):
+            value += parts[s, t]
+        total[t] = value
 '''
 
 
