@@ -380,3 +380,35 @@ def test_add_tap_sums_adds_each_tap_on_its_lanes_only(dtype):
                 expected[d + lane] += src[s + e * step + lane]
         add(dst, d, src, s, step, taps, lo, hi, limit)
         np.testing.assert_allclose(dst, expected, rtol=1e-6 if dtype == np.float32 else 1e-14)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_max_pool_pairs_writes_each_window_on_its_lanes_only(dtype):
+    # one vector of 2 x 2 windows (nn_conv's max_pool_2x2): every count up to the lane count,
+    # windows ending at the very end of the input, the last NaN winning over numbers (as
+    # max_pool's scan), the first of equal values winning; lanes past the count untouched
+    import numba
+
+    from dynagrad.kernels.scalarlib import max_pool_pairs
+
+    @numba.njit
+    def pool(out, o, idx, src, s, width, base, n):
+        return max_pool_pairs(out, o, idx, src, s, width, base, n)
+
+    lanes = 64 // np.dtype(dtype).itemsize
+    rng = np.random.default_rng(3)
+    for n in range(1, lanes + 1):
+        width = 2 * n + 1
+        src = rng.integers(0, 4, 2 * width).astype(dtype)  # small integers: many ties
+        src[rng.integers(0, 2 * width, 2)] = np.nan
+        out, idx = np.full(lanes + 2, -7, dtype), np.full(lanes + 2, -7, np.int64)
+        assert pool(out, 1, idx, src, 0, width, 100, n) == lanes
+        for lane in range(n):
+            offsets = (0, 1, width, width + 1)
+            window = [src[2 * lane + off] for off in offsets]
+            nans = [k for k, v in enumerate(window) if v != v]
+            first = nans[-1] if nans else int(np.argmax(window))  # the first maximum
+            np.testing.assert_array_equal(out[1 + lane], window[first])
+            assert idx[1 + lane] == 100 + 2 * lane + offsets[first]
+        assert (out[[0, *range(n + 1, lanes + 2)]] == -7).all()
+        assert (idx[[0, *range(n + 1, lanes + 2)]] == -7).all()

@@ -223,8 +223,8 @@ def kernel(x, hs, hk, ws, wk, dh, dw, out, idx):
 
 def max_pool_2x2(dtype: str) -> tuple:
     """``max_pool`` for the common 2x2 windows at stride 2 with no padding, every window whole:
-    four loads and three selects per output, unrolled (about 4x faster than the general kernel,
-    whose window loops have runtime bounds). Same results, including NaN and tie rules."""
+    a vector of windows at a time (scalarlib's ``max_pool_pairs``). Same results, including NaN
+    and tie rules."""
     src = _CONV_HEADER + _decorator() + """\
 def kernel(x, out, idx):
     B, H, W = x.shape
@@ -235,27 +235,12 @@ def kernel(x, out, idx):
     jf = idx.reshape(-1)
     for b in range(B):
         for i in range(OH):
-            top = U(2 * i * W)  # flat index of the window row in the plane
-            o = U((b * OH + i) * OW)
-            p = U(b * H * W) + top
-            for j in range(OW):
-                q = p + U(2 * j)
-                best = xf[q]
-                where = top + U(2 * j)
-                v = xf[q + U(1)]
-                if v > best or v != v:
-                    best = v
-                    where = top + U(2 * j + 1)
-                v = xf[q + U(W)]
-                if v > best or v != v:
-                    best = v
-                    where = top + U(W + 2 * j)
-                v = xf[q + U(W + 1)]
-                if v > best or v != v:
-                    best = v
-                    where = top + U(W + 2 * j + 1)
-                of[o + U(j)] = best
-                jf[o + U(j)] = where
+            top = 2 * i * W  # flat index of the window row in the plane
+            o = (b * OH + i) * OW
+            p = b * H * W + top
+            j = 0
+            while j < OW:
+                j += max_pool_pairs(of, o + j, jf, xf, p + 2 * j, W, top + 2 * j, OW - j)
 """
     sig = _sig(_arr(dtype, 3, True, True), _arr(dtype, 3, True), _arr("int64", 3, True))
     return src, "kernel", sig, f"max_pool_2x2 {dtype}"

@@ -711,3 +711,60 @@ def add_tap_sums(typingctx, dst, d, src, s, step, taps, lo, hi, limit):
                                             builder.load(total)), ptr, mask, align)
         return context.get_dummy_value()
     return types.none(dst, d, src, s, step, taps, lo, hi, limit), codegen
+
+
+@intrinsic
+def max_pool_pairs(typingctx, out, o, idx, src, s, width, base, n):
+    """One vector of 2 x 2 max pooling: for the lanes ``l < n`` (at most one vector's count),
+    ``out[o + l]`` is the largest of ``src[s + 2l]``, ``src[s + 2l + 1]`` and the two values
+    ``width`` further on (the row below), and ``idx[o + l]`` is ``base + 2l`` plus that value's
+    offset (0, 1, ``width`` or ``width + 1``); returns the lane count. The first window value
+    wins ties and a NaN wins over numbers, as in ``max_pool``. A pooling row's windows are often
+    fewer than a vector (LeNet-5's 14), which leaves a vectorized loop to its scalar remainder:
+    here two masked loads per input row and two shuffles take the windows' even and odd columns
+    apart."""
+    ints = (o, s, width, base, n)
+    if not (_float_arrays_and_ints(out, src, ints) and isinstance(idx, types.Array)
+            and idx.dtype == types.int64 and idx.ndim == 1):
+        return None
+
+    def codegen(context, builder, signature, args):
+        o_, s_, width_, base_, n_ = _int64_args(context, builder, args[1:2] + args[4:], ints)
+        lanes, vty = _lanes(context, out.dtype)
+        align = vty.element.get_abi_size(context.target_data)
+        i64 = ir.IntType(64)
+        ity = ir.VectorType(i64, lanes)
+        halves = [_lane_mask(builder, i64(0), builder.sub(builder.add(n_, n_), i64(h * lanes)),
+                             lanes) for h in range(2)]
+
+        def columns(start):
+            """The even and odd columns of 2n values from ``src[start]``."""
+            lo, hi = (_masked_load(builder, _element_ptr(context, builder, src, args[3],
+                                                         builder.add(start, i64(h * lanes))),
+                                   halves[h], vty, align) for h in range(2))
+            return [builder.shuffle_vector(lo, hi, ir.Constant(ir.VectorType(ir.IntType(32),
+                                                                              lanes),
+                                                               list(range(odd, 2 * lanes, 2))))
+                    for odd in range(2)]
+
+        def splat(value):
+            vec = builder.insert_element(ir.Constant(ity, ir.Undefined), value, ir.IntType(32)(0))
+            return builder.shuffle_vector(vec, ir.Constant(ity, ir.Undefined),
+                                          ir.Constant(ir.VectorType(ir.IntType(32), lanes),
+                                                      [0] * lanes))
+        a, b = columns(s_)
+        c, d = columns(builder.add(s_, width_))
+        best, where = a, ir.Constant(ity, [0] * lanes)
+        for value, offset in ((b, i64(1)), (c, width_), (d, builder.add(width_, i64(1)))):
+            take = builder.or_(builder.fcmp_ordered(">", value, best),
+                               builder.fcmp_unordered("uno", value, value))
+            best = builder.select(take, value, best)
+            where = builder.select(take, splat(offset), where)
+        mask = _lane_mask(builder, i64(0), n_, lanes)
+        _masked_store(builder, best, _element_ptr(context, builder, out, args[0], o_), mask,
+                      align)
+        where = builder.add(builder.add(where, splat(base_)),
+                            ir.Constant(ity, list(range(0, 2 * lanes, 2))))
+        _masked_store(builder, where, _element_ptr(context, builder, idx, args[2], o_), mask, 8)
+        return i64(lanes)
+    return types.int64(out, o, idx, src, s, width, base, n), codegen
