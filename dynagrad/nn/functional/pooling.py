@@ -151,7 +151,7 @@ _MAX_NODES = {op: type(name, (MaxPoolBackward,), {}) for op, name in (
 
 def _max_pool(op: str, x, hs, hk, ws, wk, dh: int, dw: int, planes, lead, out_sp,
               return_indices: bool, pairs: bool = False):
-    """``pairs``: every window is a whole 2x2 block at stride 2 (the vectorized 2x2 kernel applies)."""
+    """``pairs``: every window is a whole 2x2 block at stride 2 (``max_pool_2x2`` applies)."""
     if x.is_cuda:
         res, idx = max_pool_composite(planes, clamped_taps(hs, hk, dh), clamped_taps(ws, wk, dw))
         res = res.reshape(lead + out_sp)
