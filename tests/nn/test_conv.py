@@ -147,6 +147,17 @@ def test_conv_float32_gradients_of_some_inputs(grads):
     _check_float32("conv2d", [(6, 3, 10, 10), (24, 3, 3, 3), (24,)], dict(padding=1), grads)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name,shapes,kwargs", [
+    ("conv2d", [(0, 3, 5, 5), (4, 3, 3, 3), (4,)], dict(padding=1)),
+    ("conv1d", [(0, 4, 9), (6, 2, 3)], dict(groups=2)),
+    ("conv_transpose2d", [(0, 3, 4, 4), (3, 2, 3, 3), (2,)], dict(stride=2)),
+])
+def test_empty_batch(name, shapes, kwargs, dtype):
+    # no samples: an empty output, an empty input gradient and zero weight and bias gradients
+    _check(name, shapes, kwargs, dtype)
+
+
 def test_conv_many_samples_cross_chunks():
     # more samples than fit one im2col chunk: the per-chunk loops must cover every sample
     big_chunk = F.conv.CHUNK_BYTES // (8 * 4 * 9 * 36) + 3

@@ -360,7 +360,8 @@ class ConvolutionBackward0(Node):
         geom, nsp, groups = self.geom, self.nsp, self.groups
         x5 = _as5(x._data, nsp)
         w3 = np.ascontiguousarray(w._data).reshape(groups, w.shape[0] // groups, -1)
-        gd = np.ascontiguousarray(g._data, dtype=x5.dtype).reshape(x5.shape[0], w.shape[0], -1)
+        gd = np.ascontiguousarray(g._data, dtype=x5.dtype).reshape(x5.shape[0], w.shape[0],
+                                                                    math.prod(geom.out))
         want_bias = len(self.next_functions) > 2 and _edge_needed(self, 2)
         gx, gw, gb = _backward(x5, gd, w3, geom, x5.shape, _edge_needed(self, 0),
                                _edge_needed(self, 1), None if cols is None else cols._data,
@@ -472,7 +473,7 @@ class ConvolutionBackward1(Node):
         if _edge_needed(self, 0):
             gx = _wrap(_forward(g5, w3, geom)[0].reshape(x.shape), x.dtype)
         if _edge_needed(self, 1):
-            x3 = np.ascontiguousarray(x._data).reshape(x.shape[0], x.shape[1], -1)
+            x3 = np.ascontiguousarray(x._data).reshape(x.shape[:2] + (math.prod(x.shape[2:]),))
             gw = _backward(g5, x3, w3, geom, g5.shape, False, True)[1]
             gw = _wrap(gw.reshape(w.shape), w.dtype)
         if len(self.next_functions) > 2 and _edge_needed(self, 2):
@@ -517,12 +518,12 @@ def _conv_transposend(op: str, nsp: int, input, weight, bias, stride, padding, o
     # the adjoint convolution maps an output-shaped tensor onto the input's spatial size
     geom = _Geom(k, stride, padding, dilation, spatial)
     n_ = x.shape[0]
-    x3 = np.ascontiguousarray(x._data).reshape(n_, cin, -1)
+    x3 = np.ascontiguousarray(x._data).reshape(n_, cin, math.prod(spatial))
     w3 = np.ascontiguousarray(w._data).reshape(groups, cin // groups, -1)
     out5 = (n_, cout) + (1,) * (3 - nsp) + out_sp
     out = _backward(None, x3, w3, geom, out5, True, False)[0]
     if bias is not None:
-        out = out.reshape(n_, cout, -1)
+        out = out.reshape(n_, cout, math.prod(out_sp))
         out += bias._data.reshape(1, cout, 1)
     res = _wrap(out.reshape((n_, cout) + out_sp), x.dtype)
     _record_conv(ConvolutionBackward1, op, geom, nsp, groups, x, w, bias, res)
