@@ -91,6 +91,15 @@ def test_adaptive_pool1d_parity(out):
     _check("adaptive_avg_pool1d", (3, 7), (out,), dtype=np.float32, tol=1e-6)
 
 
+@pytest.mark.parametrize("name,shape,args", [
+    ("max_pool2d", (0, 3, 4, 4), (2,)), ("max_pool1d", (0, 3, 6), (3,)),
+    ("adaptive_max_pool2d", (0, 2, 5, 5), (2,)), ("avg_pool2d", (0, 3, 4, 4), (2,)),
+])
+def test_empty_batch(name, shape, args):
+    # no samples: an empty output and input gradient
+    _check(name, shape, args)
+
+
 def test_max_pool_nan_and_ties():
     x = np.array([[[[1.0, np.nan, 3.0, 3.0], [0.0, 2.0, -np.inf, -np.inf]]]])
     for k in ((2, 2), (2, 1), (1, 2)):

@@ -16,6 +16,8 @@ Example:
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..._batch_parallel import run_split
@@ -130,8 +132,8 @@ SPLIT_MIN_ELEMENTS = 1 << 20
 class MaxPoolBackward(Node):
     def backward(self, g, _g_indices=None):
         _no_double_backward(self, self.op)
-        gd = np.ascontiguousarray(g._data).reshape(self.idx.shape[0], -1)
-        idx = self.idx.reshape(gd.shape)
+        idx = self.idx.reshape(self.idx.shape[0], math.prod(self.idx.shape[1:]))
+        gd = np.ascontiguousarray(g._data).reshape(idx.shape)
         gx = np.empty((self.idx.shape[0], self.plane), gd.dtype)
         kernel = _kernel("max_pool_backward", type_name(gd.dtype))
 
