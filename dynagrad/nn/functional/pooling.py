@@ -16,6 +16,7 @@ Example:
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -44,6 +45,15 @@ def _out_size(n: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int:
     return o
 
 
+def _frozen(*arrays: np.ndarray) -> tuple:
+    """``arrays`` made read-only: the window tables below are cached and shared by every call
+    with the same sizes (computing them took about half of a small pooling call's time)."""
+    for a in arrays:
+        a.flags.writeable = False
+    return arrays
+
+
+@functools.lru_cache(maxsize=256)
 def _max_windows(n: int, o: int, k: int, s: int, p: int, d: int):
     """First in-range tap and number of in-range taps of each dilated window along one axis."""
     start = np.arange(o, dtype=np.int64) * s - p
@@ -51,9 +61,10 @@ def _max_windows(n: int, o: int, k: int, s: int, p: int, d: int):
     last = np.minimum(k - 1, np.floor_divide(n - 1 - start, d))      # last tap index < n
     count = np.maximum(last - first + 1, 0)
     # an empty window (possible only in degenerate dilated cases) still needs an in-range index
-    return np.clip(start + first * d, 0, n - 1), count
+    return _frozen(np.clip(start + first * d, 0, n - 1), count)
 
 
+@functools.lru_cache(maxsize=256)
 def _avg_windows(n: int, o: int, k: int, s: int, p: int):
     """``(first, count, size_with_padding)`` of each window along one axis, as PyTorch counts."""
     start = np.arange(o, dtype=np.int64) * s - p
@@ -61,14 +72,15 @@ def _avg_windows(n: int, o: int, k: int, s: int, p: int):
     with_pad = end - start
     first = np.maximum(start, 0)
     count = np.maximum(np.minimum(end, n) - first, 0)
-    return first, count, with_pad
+    return _frozen(first, count, with_pad)
 
 
+@functools.lru_cache(maxsize=256)
 def _adaptive_windows(n: int, o: int):
     i = np.arange(o, dtype=np.int64)
     start = (i * n) // o
     end = ((i + 1) * n + o - 1) // o
-    return start, end - start
+    return _frozen(start, end - start)
 
 
 def _planes(op: str, x, nsp: int):
