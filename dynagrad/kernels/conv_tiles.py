@@ -58,8 +58,7 @@ def product(a, a_row, b, b_row, c, c_row, m, n, k, accumulate, height, depth):
     """C (m, n) = A (m, k) @ B (k, n), or C += with ``accumulate`` (addresses in bytes; rows
     ``a_row``, ``b_row``, ``c_row`` elements apart, columns contiguous) on the tiles: a strip of
     32 columns of B at a time, k in passes of at most ``depth``, every row block of at most
-    ``height`` rows of A after the other while the strip is in L1. (Each kernel calls this in
-    one place only: every inlined copy of the tiles adds compile time.)"""
+    ``height`` rows of A after the other while the strip is in L1."""
     for j in range(0, n, {COLUMNS}):
         for k0 in range(0, k, depth):
             kk = min(depth, k - k0)
