@@ -68,6 +68,20 @@ def product(a, a_row, b, b_row, c, c_row, m, n, k, accumulate, height, depth):
                       min(height, m - i), min({COLUMNS}, n - j))
 
 
+@numba.njit(nogil=True, error_model="numpy")
+def slice_rows(n, work, words, m):
+    """The slices' rows of ``words`` int64 words for ``n`` samples of ``work`` multiply-adds in
+    all (one slice below {THREADED_MIN_WORK}): each row starts with its share of the samples and
+    ends with the tiles' rows per block (for products of ``m`` rows) and k per pass."""
+    slices = {"min(slice_count(), n)" if pooled else "1"} if work >= {THREADED_MIN_WORK} else 1
+    rows = np.zeros((slices, words), np.int64)
+    for s in range(slices):
+        rows[s, 0], rows[s, 1] = n * s // slices, n * (s + 1) // slices
+        rows[s, words - 2] = {tile_gemm.ROWS} if m >= {tile_gemm.TALL_FROM} else 8
+        rows[s, words - 1] = {tile_gemm.DEPTH}
+    return rows
+
+
 {plain}def im2col(x, geom, cols):
 {IM2COL_BODY}
 
@@ -76,15 +90,17 @@ def product(a, a_row, b, b_row, c, c_row, m, n, k, accumulate, height, depth):
 '''
 
 
-def _slices(pooled: bool, slice_kernel: str) -> tuple:
-    """Source of the slice count (for ``n`` samples) and of the call that runs the slices."""
-    return (("min(slice_count(), n)", f"run_slices({slice_kernel}, rows)") if pooled
-            else ("1", "pass"))
+def _run(pooled: bool, slice_kernel: str) -> str:
+    """Source that runs ``slice_kernel`` once per row of ``rows`` (indented for a driver)."""
+    many = f"run_slices({slice_kernel}, rows)" if pooled else "pass"
+    return f"""    if rows.shape[0] == 1:
+        {slice_kernel}(pointer(rows.ctypes.data))
+    else:
+        {many}"""
 
 
 def _forward_source(pooled: bool) -> str:
     """The forward kernel's source."""
-    slices, run = _slices(pooled, "forward_slice")
     return f'''
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def forward_slice(row):
@@ -122,24 +138,17 @@ def forward(x, weight, geom, bias, out, kept):
     length = out.shape[2]
     if n == 0 or length == 0 or og == 0:
         return
-    per_sample = kept.shape[0] == n and n > 0
-    slices = {slices} if n * groups * og * cgk * length >= {THREADED_MIN_WORK} else 1
-    buffer = np.empty((1 if per_sample else slices, groups * cgk * length), np.float32)
-    rows = np.zeros((slices, {_FORWARD_WORDS}), np.int64)
-    for s in range(slices):
-        rows[s, 0], rows[s, 1] = n * s // slices, n * (s + 1) // slices
+    per_sample = kept.shape[0] == n
+    rows = slice_rows(n, n * groups * og * cgk * length, {_FORWARD_WORDS}, og)
+    buffer = np.empty((rows.shape[0], 0 if per_sample else groups * cgk * length), np.float32)
+    for s in range(rows.shape[0]):
         rows[s, 2], rows[s, 3], rows[s, 4] = x.ctypes.data, weight.ctypes.data, geom.ctypes.data
         rows[s, 5] = bias.ctypes.data if bias.shape[0] > 0 else 0
         rows[s, 6] = out.ctypes.data
         rows[s, 7] = kept.ctypes.data if per_sample else buffer[s].ctypes.data
         rows[s, 8], rows[s, 9], rows[s, 10], rows[s, 11], rows[s, 12] = per_sample, c, d, h, wd
         rows[s, 13], rows[s, 14], rows[s, 15], rows[s, 16] = groups, og, cgk, length
-        rows[s, 17] = {tile_gemm.ROWS} if og >= {tile_gemm.TALL_FROM} else 8
-        rows[s, 18] = {tile_gemm.DEPTH}
-    if slices == 1:
-        forward_slice(pointer(rows.ctypes.data))
-    else:
-        {run}
+{_run(pooled, "forward_slice")}
 '''
 
 
@@ -153,7 +162,6 @@ _BACKWARD_WORDS = 23
 
 def _backward_source(pooled: bool) -> str:
     """The backward kernel's source."""
-    slices, run = _slices(pooled, "backward_slice")
     return f'''
 
 @numba.njit(nogil=True, error_model="numpy", fastmath={{"reassoc", "contract"}})
@@ -240,7 +248,8 @@ def backward(x, wt, geom, gout, kept, gx, gwt, gb):
     want_input, want_weight, want_bias = gx.shape[0] > 0, gwt.shape[0] > 0, gb.shape[0] > 0
     dims = gx.shape if want_input else x.shape
     c, d, h, wd = dims[1], dims[2], dims[3], dims[4]
-    slices = {slices} if n * groups * og * cgk * length >= {THREADED_MIN_WORK} else 1
+    rows = slice_rows(n, n * groups * og * cgk * length, {_BACKWARD_WORDS}, cgk)
+    slices = rows.shape[0]
     outs16, length16 = (groups * og + 15) // 16 * 16, (length + 15) // 16 * 16
     weight_words = groups * cgk * og if want_weight else 1
     sums_w = np.zeros((slices, weight_words), np.float32)
@@ -249,9 +258,7 @@ def backward(x, wt, geom, gout, kept, gx, gwt, gb):
     padded = np.zeros((slices, outs16 * length16 if want_weight else 1), np.float32)
     transposed = np.empty((slices, length16 * outs16 if want_weight else 1), np.float32)
     per_sample = kept.shape[0] == n
-    rows = np.zeros((slices, {_BACKWARD_WORDS}), np.int64)
     for s in range(slices):
-        rows[s, 0], rows[s, 1] = n * s // slices, n * (s + 1) // slices
         rows[s, 2], rows[s, 3], rows[s, 4] = x.ctypes.data, wt.ctypes.data, geom.ctypes.data
         rows[s, 5] = gout.ctypes.data
         rows[s, 6] = kept.ctypes.data if per_sample else 0
@@ -262,12 +269,7 @@ def backward(x, wt, geom, gout, kept, gx, gwt, gb):
         rows[s, 12] = transposed[s].ctypes.data
         rows[s, 13], rows[s, 14], rows[s, 15], rows[s, 16] = c, d, h, wd
         rows[s, 17], rows[s, 18], rows[s, 19], rows[s, 20] = groups, og, cgk, length
-        rows[s, 21] = {tile_gemm.ROWS} if cgk >= {tile_gemm.TALL_FROM} else 8
-        rows[s, 22] = {tile_gemm.DEPTH}
-    if slices == 1:
-        backward_slice(pointer(rows.ctypes.data))
-    else:
-        {run}
+{_run(pooled, "backward_slice")}
     add_up(sums_w, gwt.reshape(-1))
     add_up(sums_b, gb)
 

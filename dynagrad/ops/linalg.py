@@ -148,8 +148,8 @@ SPLIT_MIN_BATCH_WORK = 1 << 25  # m * k * n summed over the batch
 # the Transformer's 256x2048x1024 5.8 / 4.1 and 1024x2048x256 6.0 / 3.7 ms; there every product
 # the tiles can take goes to them (past the smallest, below).
 BLAS_AVX512_CORES = ("SkylakeX", "Cooperlake", "SapphireRapids")
-_BLAS_CORE = blas_core()  # None where NumPy does not bundle OpenBLAS: the rules above stand
-TILES_ALWAYS = _BLAS_CORE is not None and _BLAS_CORE not in BLAS_AVX512_CORES
+# (blas_core() is None where NumPy does not bundle OpenBLAS: the rules above stand)
+TILES_ALWAYS = blas_core() not in (None, *BLAS_AVX512_CORES)
 TILES_MIN_K = 32
 TILES_MIN_WORK = 1 << 17              # m * k * n
 ROW_PACKED_MAX = (256, 512)           # (k, n): a B with contiguous rows within either bound

@@ -156,14 +156,11 @@ def _tiles_backward(x5, g3, w3, geom: _Geom, in_shape: tuple, want_input: bool,
                     want_weight: bool, kept, want_bias: bool):
     """``_backward`` on register tiles (float32 on AVX-512): the same arguments and results."""
     g, og, cgk = w3.shape
-    if g3.size == 0:  # no samples: zero gradients
-        gx = np.zeros(in_shape, np.float32) if want_input else _NO_INPUT
-        gwt = np.zeros((g, cgk, og), np.float32) if want_weight else _NO_COLS
-        gb = np.zeros(g * og, np.float32) if want_bias else _NO_BIAS
-    else:
-        gx = np.empty(in_shape, np.float32) if want_input else _NO_INPUT
-        gwt = np.empty((g, cgk, og), np.float32) if want_weight else _NO_COLS
-        gb = np.empty(g * og, np.float32) if want_bias else _NO_BIAS
+    new = np.empty if g3.size else np.zeros  # (no samples: zero gradients, no kernel)
+    gx = new(in_shape, np.float32) if want_input else _NO_INPUT
+    gwt = new((g, cgk, og), np.float32) if want_weight else _NO_COLS
+    gb = new(g * og, np.float32) if want_bias else _NO_BIAS
+    if g3.size:
         _tiles_kernels()[1](_NO_INPUT if x5 is None else x5,
                             np.ascontiguousarray(w3.transpose(0, 2, 1)), geom.arr,
                             np.ascontiguousarray(g3), _NO_COLS if kept is None else kept,
