@@ -515,6 +515,20 @@ def test_float32_gelu_matches_float64_reference():
     np.testing.assert_allclose(xt.grad.numpy(), dwant, rtol=1e-6, atol=2e-7)
 
 
+def test_float32_gelu_of_tiny_and_special_inputs():
+    # tiny |x|: GELU(x) ~ x/2 (the scaled constants inside must not underflow first); the limits
+    # at +-inf (PyTorch returns NaN for both); zeros keep their sign
+    import dynagrad.nn.functional as F
+    tiny = np.array([1e-30, -1e-30, 3e-38, -3e-38, 1e-40, -1e-40], np.float32)
+    y = F.gelu(dg.tensor(tiny)).numpy()
+    np.testing.assert_allclose(y[:4], tiny[:4].astype(np.float64) / 2, rtol=1e-6)
+    np.testing.assert_array_equal(y[4:], (tiny[4:].astype(np.float64) / 2).astype(np.float32))
+    special = np.array([np.inf, -np.inf, np.nan, 0.0, -0.0, -30.0], np.float32)
+    y = F.gelu(dg.tensor(special)).numpy()
+    np.testing.assert_array_equal(y, [np.inf, 0.0, np.nan, 0.0, 0.0, 0.0])
+    assert np.signbit(y).tolist() == [False, True, False, False, True, True]
+
+
 def test_round_is_half_to_even_even_next_to_a_half():
     x = np.array([0.49999997, 0.5, 1.5, 2.5, -0.5, -2.5, 3.7], np.float32)
     np.testing.assert_array_equal(dg.tensor(x).round().numpy(), np.round(x))
