@@ -35,9 +35,9 @@ from numba.cuda.extending import overload as _overload
 from . import scalarlib as _cpu_lib
 
 __all__ = ["math", "np", "sigmoid", "floor_div", "py_mod", "int_fmod", "round_half_even", "frac",
-           "nan_to_num", "fmax_nan", "fmin_nan", "clamp", "int_pow", "fexp", "fexpm1", "flog1p",
-           "ftanh", "fsigmoid", "fgelu", "fgelu_grad", "ferf", "fsilu_grad", "fgelu_tanh_grad",
-           "fmish_grad"]
+           "nan_to_num", "fmax_nan", "fmin_nan", "clamp", "int_pow", "fexp", "fexpm1", "flog",
+           "flog1p", "ftanh", "fsigmoid", "fgelu", "fgelu_grad", "ferf", "fsilu_grad",
+           "fgelu_tanh_grad", "fmish_grad"]
 
 _SIMULATOR = bool(_config.ENABLE_CUDASIM)
 _NO_WARNINGS = dict(over="ignore", invalid="ignore", divide="ignore", under="ignore")
@@ -261,6 +261,23 @@ def fexpm1(x):
 def _fexpm1(x):
     T = _float_of(x)
     return lambda x: _pymath.expm1(T(x))
+
+
+def flog(x):
+    """log(x) (-inf at 0, nan below)."""
+    return _np_call(_numpy.log, x)
+
+
+@_overload(flog)
+def _flog(x):
+    T = _float_of(x)
+
+    def impl(x):
+        v = T(x)
+        if v > T(0.0):
+            return _pymath.log(v)
+        return T(-_pymath.inf) if v == T(0.0) else T(_pymath.nan)
+    return impl
 
 
 def flog1p(x):

@@ -363,29 +363,76 @@ def _fexpm1(x):
 
 
 _SQRT_HALF_BITS = np.int32(0x3F3504F3)  # float32 sqrt(1/2): u's mantissa is split around it
+# log(1 + f) = f - f*f/2 + f**3 * P(f) on sqrt(1/2) - 1 <= f < sqrt(2) - 1: P of degree 6, fitted
+# for dynagrad (minimax relative error 3.1e-8); no division, unlike the atanh series
+_LOG_P = (0.33333910728544497, -0.25001337005322977, 0.1996306417119248, -0.16577585842095785,
+          0.14914764825141122, -0.14267476914008112, 0.08700432875063124)
+_LP0, _LP1, _LP2, _LP3, _LP4, _LP5, _LP6 = (np.float32(c) for c in _LOG_P)
+
+
+@numba.njit(inline="always")
+def _log_split32(u):
+    """``(k, log(m))`` for a positive normal float32 u = m * 2**k, m in [sqrt(1/2), sqrt(2)).
+    f = m - 1 is exact, so log(m) keeps its relative accuracy near m = 1."""
+    # int32 throughout: Numba widens int32 arithmetic to int64, and int64 lanes cost conversions
+    # and twice the vector operations (1M logs on one core: 340 -> 252 us; 241 without the
+    # atanh series' division)
+    bits = _float32_bits(u)
+    k = np.int32(np.int32(bits - _SQRT_HALF_BITS) >> np.int32(23))
+    f = _int32_bits_as_float32(np.int32(bits - np.int32(k << np.int32(23)))) - np.float32(1.0)
+    p = _LP6 * f + _LP5
+    p = p * f + _LP4
+    p = p * f + _LP3
+    p = p * f + _LP2
+    p = p * f + _LP1
+    p = p * f + _LP0
+    return np.float32(k), (f * f) * (f * p - np.float32(0.5)) + f
 
 
 @numba.njit(inline="always")
 def _log1p32(x):
-    # u = 1 + x = m 2^e with m in [sqrt(1/2), sqrt(2)); log(m) = 2 atanh(s) for s = (m-1)/(m+1),
-    # |s| <= 0.172, as its series to s^9 (the rest is below 1e-9 relative); the rounding of u,
-    # x - (u - 1), adds its share divided by u
+    # log(1 + x) of the rounded u = 1 + x; the rounding, x - (u - 1), adds its share divided by u
     u = np.float32(1.0) + x
-    bits = _float32_bits(u)
-    k = (bits - _SQRT_HALF_BITS) >> np.int32(23)
-    m = _int32_bits_as_float32(bits - (k << np.int32(23)))
-    f = m - np.float32(1.0)
-    s = f / (np.float32(2.0) + f)
-    z = s * s
-    series = z * (np.float32(2.0 / 3.0) + z * (np.float32(2.0 / 5.0) + z * (
-        np.float32(2.0 / 7.0) + z * np.float32(2.0 / 9.0))))
-    kf = np.float32(k)
+    kf, log_m = _log_split32(u)
     lost = (x - (u - np.float32(1.0))) / u
-    res = kf * _LN2_HI + ((s + s + s * series) + (kf * _LN2_LO + lost))
+    res = kf * _LN2_HI + (log_m + (kf * _LN2_LO + lost))
     if x > np.float32(-1.0) and x < np.float32(np.inf):
         return res
     return x if x == np.float32(np.inf) else (np.float32(-np.inf) if x == np.float32(-1.0)
                                                else np.float32(np.nan))
+
+
+_TINY32 = np.float32(2.0 ** -126)  # the smallest normal float32
+
+
+@numba.njit(inline="always")
+def _log32(x):
+    # a subnormal x is scaled by 2**23 into the normal range first, and 23 taken off k
+    subnormal = x < _TINY32
+    kf, log_m = _log_split32(x * np.float32(2.0 ** 23) if subnormal else x)
+    kf = kf - np.float32(23.0) if subnormal else kf
+    res = kf * _LN2_HI + (log_m + kf * _LN2_LO)
+    if x > np.float32(0.0) and x < np.float32(np.inf):
+        return res
+    return x if x == np.float32(np.inf) else (np.float32(-np.inf) if x == np.float32(0.0)
+                                               else np.float32(np.nan))
+
+
+@numba.njit(inline="always")
+def _log_libm(x):
+    return math.log(x) if x > 0 else (-math.inf if x == 0 else math.nan)
+
+
+def flog(x):
+    """log(x) (-inf at 0, nan below); vectorizable for float32 (use inside kernels)."""
+    return _log_libm(x)
+
+
+@overload(flog, inline="always")
+def _flog(x):
+    if x == types.float32:
+        return lambda x: _log32(x)
+    return lambda x: _log_libm(x)
 
 
 @numba.njit(inline="always")
