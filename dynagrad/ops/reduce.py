@@ -39,9 +39,9 @@ values_indices = {name: namedtuple(name, ["values", "indices"])
 _FOLDS = {
     "sum": {"f": ("0", "acc += v", "acc"), "i": ("0", "acc += v", "acc")},
     "prod": {"f": ("1", "acc *= v", "acc"), "i": ("1", "acc *= v", "acc")},
-    "max": {"f": ("-math.inf", "if v > acc or v != v: acc = v", "acc"),
+    "max": {"f": ("-math.inf", "acc = fold_max(acc, v)", "acc"),
             "i": ("-9223372036854775807 - 1", "if v > acc: acc = v", "acc")},
-    "min": {"f": ("math.inf", "if v < acc or v != v: acc = v", "acc"),
+    "min": {"f": ("math.inf", "acc = fold_min(acc, v)", "acc"),
             "i": ("9223372036854775807", "if v < acc: acc = v", "acc")},
     "all": {"b": ("True", "acc = acc and v", "acc")},
     "any": {"b": ("False", "acc = acc or v", "acc")},

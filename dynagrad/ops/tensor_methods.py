@@ -64,7 +64,28 @@ for _dunder, _name in (("eq", "eq"), ("ne", "ne"), ("lt", "lt"), ("le", "le"), (
     setattr(Tensor, f"__{_dunder}__", _binary(_name)[0])
 
 
+def _square(x):
+    return compute(OPS["mul"], (x, x))
+
+
+# A float tensor to one of these Python-number powers takes the form PyTorch computes it with
+# (products, roots, reciprocals: the same roundings), each a vectorized kernel where the C
+# library's pow keeps the loop scalar (x ** 2 over 1M float32: 5.5 ms -> 55 us).
+_POW_FORMS = {
+    2: _square,
+    3: lambda x: compute(OPS["mul"], (_square(x), x)),
+    0.5: lambda x: compute(OPS["sqrt"], (x,)),
+    -0.5: lambda x: compute(OPS["rsqrt"], (x,)),
+    -1: lambda x: compute(OPS["reciprocal"], (x,)),
+    -2: lambda x: compute(OPS["reciprocal"], (_square(x),)),
+}
+
+
 def _pow_check(self, exponent):
+    if type(exponent) in (int, float) and self.dtype.is_floating_point:
+        form = _POW_FORMS.get(exponent)
+        if form is not None:
+            return form(self)
     if (not self.dtype.is_floating_point and isinstance(exponent, int) and exponent < 0):
         raise RuntimeError("Integers to negative integer powers are not allowed.")
     return compute(OPS["pow"], (self, exponent))
