@@ -43,12 +43,9 @@ def elementwise(expr: str, kinds: tuple, types: tuple, out_type: str, operands: 
     ``params`` are ``(name, type, value)`` scalars the expression uses by name.
     """
     shape = out.shape
-    flat = out.flags.c_contiguous
-    if flat:
-        for o, k in zip(operands, kinds):
-            if k == "a" and (o.shape != shape or not o.flags.c_contiguous):
-                flat = False
-                break
+    flat = _flat(operands, kinds, out)
+    if not flat and out.flags.c_contiguous:
+        operands, kinds, flat = _single_values_as_scalars(operands, kinds, out)
     if flat:
         layout = "p" if out.size >= FLAT_PARALLEL_MIN_ELEMENTS else "c"
         key = (expr, kinds, types, out_type, layout, params and tuple(p[:2] for p in params))
@@ -71,6 +68,27 @@ def elementwise(expr: str, kinds: tuple, types: tuple, out_type: str, operands: 
     else:
         _stats["hits"] += 1
     _strided(kernel, operands, kinds, out, tuple(p[2] for p in params))
+
+
+def _flat(operands: tuple, kinds: tuple, out: np.ndarray) -> bool:
+    """Whether ``out`` and every array operand are C-contiguous of ``out``'s shape."""
+    if not out.flags.c_contiguous:
+        return False
+    return all(k != "a" or (o.shape == out.shape and o.flags.c_contiguous)
+               for o, k in zip(operands, kinds))
+
+
+def _single_values_as_scalars(operands: tuple, kinds: tuple, out: np.ndarray) -> tuple:
+    """``(operands, kinds, flat)`` with each array operand that repeats one value (every stride
+    0, as the gradient of a sum or mean arrives) passed as that scalar: the flat kernel then
+    runs vectorized and threaded, where the strided one ran a scalar loop (SiLU's backward over
+    2M float32 from ``.sum().backward()``: 10.6 ms)."""
+    if not any(k == "a" and o.size and not any(o.strides) for o, k in zip(operands, kinds)):
+        return operands, kinds, False
+    operands = tuple(o[(0,) * o.ndim] if k == "a" and o.size and not any(o.strides) else o
+                     for o, k in zip(operands, kinds))
+    kinds = tuple("s" if isinstance(o, np.generic) else k for o, k in zip(operands, kinds))
+    return operands, kinds, _flat(operands, kinds, out)
 
 
 def _blocked(kernel, key, args, out) -> None:
