@@ -412,3 +412,22 @@ def test_max_pool_pairs_writes_each_window_on_its_lanes_only(dtype):
             assert idx[1 + lane] == 100 + 2 * lane + offsets[first]
         assert (out[[0, *range(n + 1, lanes + 2)]] == -7).all()
         assert (idx[[0, *range(n + 1, lanes + 2)]] == -7).all()
+
+
+def test_an_operand_repeating_one_value_runs_as_a_scalar_in_the_flat_kernel():
+    # a stride-0 view of one value (a sum's or mean's gradient, an expanded 0-dim tensor) is
+    # passed as a scalar: the result is the flat kernel's, and every other layout still works
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((300, 700)).astype(np.float32)
+    one = np.broadcast_to(np.float32(1.5), x.shape)
+    out = np.empty_like(x)
+    cpu.elementwise("x * y", ("a", "a"), ("float32", "float32"), "float32", (x, one), out)
+    np.testing.assert_array_equal(out, x * np.float32(1.5))
+    row = np.broadcast_to(x[:1], x.shape)  # strides (0, 4): not one value, stays strided
+    cpu.elementwise("x - y", ("a", "a"), ("float32", "float32"), "float32", (x, row), out)
+    np.testing.assert_array_equal(out, x - x[:1])
+    t = dg.tensor(x, requires_grad=True)
+    dg.nn.functional.silu(t).sum().backward()  # the gradient arrives as one value, expanded
+    x64 = x.astype(np.float64)
+    s = 1 / (1 + np.exp(-x64))
+    np.testing.assert_allclose(t.grad.numpy(), s * (1 + x64 * (1 - s)), rtol=1e-5, atol=1e-6)

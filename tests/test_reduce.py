@@ -407,6 +407,16 @@ def test_max_min_of_long_rows_run_vectorized_and_still_propagate_nan(dtype):
     assert clean.max().item() == np.max(a[0]) and clean.min().item() == -np.inf
 
 
+def test_mean_and_sum_over_every_element_of_a_large_array_take_the_threaded_total():
+    x = np.random.default_rng(4).standard_normal((4096, 129)).astype(np.float32) + 0.25
+    t = dg.tensor(x)
+    want = x.astype(np.float64)
+    np.testing.assert_allclose(t.mean().item(), want.mean(), rtol=1e-6)
+    np.testing.assert_allclose(t.mean((0, 1)).item(), want.mean(), rtol=1e-6)
+    np.testing.assert_allclose(t.sum((1, 0)).item(), want.sum(), rtol=1e-6)
+    assert t.mean().dtype is dg.float32 and t.mean(keepdim=True, dim=(0, 1)).shape == (1, 1)
+
+
 # --- errors --------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("op,kw", [("sum", dict(dim=2)), ("mean", dict(dim=-3)),

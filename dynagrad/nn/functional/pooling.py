@@ -343,6 +343,11 @@ def _adaptive(op: str, nsp: int, input, output_size, kind: str, return_indices: 
     planes, lead = _planes(op, input, nsp)
     spatial = tuple(input.shape[input.ndim - nsp:])
     out_sp = _adaptive_size(op, output_size, nsp, spatial)
+    if kind == "avg" and out_sp == (1,) * nsp:
+        # global average pooling (ResNet's head) is a mean over the spatial dims: one fold, and a
+        # backward without the window tables (forward + backward over 32x64x32x32 float32:
+        # 2.6 -> 0.6 ms)
+        return input.mean(tuple(range(-nsp, 0)), keepdim=True)
     ax_h, ax_w = _axes(nsp, spatial, out_sp)
     hs, hk = _adaptive_windows(*ax_h[:2])
     ws, wk = _adaptive_windows(*ax_w[:2])
