@@ -431,3 +431,23 @@ def test_an_operand_repeating_one_value_runs_as_a_scalar_in_the_flat_kernel():
     x64 = x.astype(np.float64)
     s = 1 / (1 + np.exp(-x64))
     np.testing.assert_allclose(t.grad.numpy(), s * (1 + x64 * (1 - s)), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("a_shape,b_shape", [
+    ((256, 200), (256, 1)), ((256, 200), (200,)), ((8, 64, 8, 16), (64, 1, 1)),
+    ((8, 64, 8, 16), (8, 64, 1, 1)), ((8, 64, 8, 16), (8, 1, 8, 16)), ((1, 300, 120), (300, 1)),
+    ((4, 3, 8, 5, 70), (3, 1, 5, 1)), ((2, 5, 3, 7, 11, 26), (5, 1, 7, 1, 26))])
+def test_large_broadcasts_take_the_vectorized_layout_with_the_same_results(a_shape, b_shape):
+    rng = np.random.default_rng(6)
+    a = rng.standard_normal(a_shape).astype(np.float32)
+    b = rng.standard_normal(b_shape).astype(np.float32)
+    assert np.broadcast_shapes(a_shape, b_shape) and a.size >= cpu.BROADCAST_LAYOUT_MIN_ELEMENTS
+    A, B = dg.tensor(a), dg.tensor(b)
+    np.testing.assert_array_equal((A - B).numpy(), a - b)
+    np.testing.assert_array_equal((B * A + 1.5).numpy(), b * a + np.float32(1.5))
+    np.testing.assert_array_equal(dg.where(A > B, A, B).numpy(), np.where(a > b, a, b))
+    np.testing.assert_array_equal((A.to(dg.int32) + B.to(dg.int32)).numpy(),
+                                  a.astype(np.int32) + b.astype(np.int32))
+    # a transposed (non-contiguous) operand keeps the strided layout, with the same results
+    t = np.ascontiguousarray(np.swapaxes(a, -1, -2))
+    np.testing.assert_array_equal((dg.tensor(t).transpose(-1, -2) - B).numpy(), a - b)

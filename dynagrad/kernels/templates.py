@@ -4,10 +4,13 @@ Kernels see raw NumPy buffers only. They specialize on dtypes and on a layout cl
 
 * ``"c"``  - every array operand and the output are 1-D contiguous (flat views of same-shape tensors);
 * ``"p"``  - as ``"c"`` but split over threads (large tensors only);
+* ``"b"``  - 4-D C-contiguous inputs, each dimension the output's size or 1 (broadcast): the
+  inner loop walks contiguous rows, so it vectorizes;
 * ``"s"``  - 4-D strided arrays of any layout; a size-1 dimension of an input broadcasts.
 
-Operands of an elementwise kernel are arrays (``"a"``) or scalars (``"s"``); the scalar expression
-names them ``x, y, z, w`` in order.
+Operands of an elementwise kernel are arrays (``"a"``) or scalars (``"s"``); in layout ``"b"`` an
+``"i"`` array repeats one value along the inner dimension. The scalar expression names them
+``x, y, z, w`` in order.
 
 Example:
     >>> src, name, sig, what = elementwise("x + y", ("a", "a"), ("float32", "float32"), "float32", "c")
@@ -74,7 +77,7 @@ def elementwise(expr: str, kinds: tuple, in_types: tuple, out_type: str, layout:
                 params: tuple = ()) -> tuple:
     """An n-ary map ``out = expr(x, y, ...)``; ``params`` are extra scalar arguments by name."""
     args = [f"a{i}" for i in range(len(kinds))]
-    ndim, contiguous = (1, True) if layout in "cp" else (4, False)
+    ndim, contiguous = {"c": (1, True), "p": (1, True), "b": (4, True)}.get(layout, (4, False))
     signature = _sig(*[t if k == "s" else _arr(t, ndim, contiguous, readonly=True)
                        for k, t in zip(kinds, in_types)],
                      *[t for _, t in params], _arr(out_type, ndim, contiguous))
@@ -107,6 +110,8 @@ def elementwise(expr: str, kinds: tuple, in_types: tuple, out_type: str, layout:
             body.append(f"    for i in {loop}(out.shape[0]):")
             body.extend(f"        {OPERAND_NAMES[i]} = a{i}[i]" for i in arrays)
             body.append(f"        out[i] = {expr}")
+    elif layout == "b":
+        body.extend(_broadcast_loops(expr, kinds))
     else:
         body.append("    n0, n1, n2, n3 = out.shape")
         for i, k in enumerate(kinds):
@@ -132,6 +137,28 @@ def elementwise(expr: str, kinds: tuple, in_types: tuple, out_type: str, layout:
     src = (HEADER + _decorator(layout == "p") + f"def kernel({', '.join(names)}):\n"
            + "\n".join(body) + "\n")
     return src, "kernel", signature, what
+
+
+def _broadcast_loops(expr: str, kinds: tuple) -> list:
+    """Layout ``"b"``'s loops: the outer three dimensions pick each input's row (index 0 where
+    it broadcasts), and the inner loop reads ``"a"`` rows element by element and ``"i"`` inputs
+    as one value: unit steps over C-contiguous rows, which LLVM vectorizes (the strided layout's
+    runtime steps of 0 or 1 keep its inner loop scalar)."""
+    arrays = [i for i, k in enumerate(kinds) if k in "ai"]
+    lines = ["    n0, n1, n2, n3 = out.shape"]
+    lines += [f"    m{i} = (" + ", ".join(f"1 if a{i}.shape[{d}] != 1 else 0" for d in range(3))
+              + ")" for i in arrays]
+    lines += ["    for i0 in range(n0):", "        for i1 in range(n1):",
+              "            for i2 in range(n2):", "                o_row = out[i0, i1, i2]"]
+    for i in arrays:
+        row = f"a{i}[i0 * m{i}[0], i1 * m{i}[1], i2 * m{i}[2]]"
+        lines.append(f"                r{i} = {row}" if kinds[i] == "a" else
+                     f"                {OPERAND_NAMES[i]} = {row}[0]")
+    lines.append("                for i3 in range(n3):")
+    lines += [f"                    {OPERAND_NAMES[i]} = r{i}[i3]" for i in arrays
+              if kinds[i] == "a"]
+    lines.append(f"                    o_row[i3] = {expr}")
+    return lines
 
 
 def whole_blocks_only(expr: str) -> bool:

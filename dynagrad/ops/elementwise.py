@@ -233,6 +233,7 @@ def compute(op: Elementwise, operands: tuple, params: dict | None = None, out: T
 
 _FAST_DTYPES = (dtypes.float32, dtypes.float64, dtypes.int64, dtypes.bool_)
 _PARALLEL_MIN = cpu.FLAT_PARALLEL_MIN_ELEMENTS
+_BROADCAST_MIN = cpu.BROADCAST_LAYOUT_MIN_ELEMENTS
 _pooled = memory.empty
 _empty = np.empty  # (a global name: one lookup instead of two on every small op)
 _GRAD = grad_mode.GRAD_ENABLED
@@ -284,10 +285,12 @@ def binary_function(op: Elementwise, fallback):
                     return fallback(a, b)
                 meta = None  # inputs shaped like the output
             elif b.dtype is dt and 0 < da.ndim <= 4 and 0 < db.ndim <= 4:
+                shape = broadcast_shapes(op.name, shape, db.shape)
+                if math.prod(shape) >= _BROADCAST_MIN:  # the vectorized broadcast layout
+                    return fallback(a, b)
                 entry = fast.get((dt, "s"))
                 if entry is None:
                     return _fill_fast(op, (dt, "s"), (a, b), ("a", "a"), "s")
-                shape = broadcast_shapes(op.name, shape, db.shape)
                 res = _empty(shape, entry[2])
                 try:
                     entry[0](da[_PAD[4 - da.ndim]], db[_PAD[4 - db.ndim]],
