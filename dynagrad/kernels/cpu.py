@@ -46,7 +46,6 @@ def elementwise(expr: str, kinds: tuple, types: tuple, out_type: str, operands: 
 
     ``params`` are ``(name, type, value)`` scalars the expression uses by name.
     """
-    shape = out.shape
     flat = _flat(operands, kinds, out)
     if not flat and out.flags.c_contiguous:
         operands, kinds, flat = _single_values_as_scalars(operands, kinds, out)

@@ -282,33 +282,27 @@ def flog(x):
     return _np_call(_numpy.log, x)
 
 
-@_overload(flog)
-def _flog(x):
-    T = _float_of(x)
-
-    def impl(x):
-        v = T(x)
-        if v > T(0.0):
-            return _pymath.log(v)
-        return T(-_pymath.inf) if v == T(0.0) else T(_pymath.nan)
-    return impl
-
-
 def flog1p(x):
     """log(1 + x), accurate near 0 (-inf at -1, nan below)."""
     return _np_call(_numpy.log1p, x)
 
 
-@_overload(flog1p)
-def _flog1p(x):
-    T = _float_of(x)
+def _log_on_device(helper, device_log, pole: float) -> None:
+    """``helper``'s device form: ``device_log`` above ``pole``, -inf at it, nan below."""
+    @_overload(helper)
+    def _device(x):
+        T = _float_of(x)
 
-    def impl(x):
-        v = T(x)
-        if v > T(-1.0):
-            return _pymath.log1p(v)
-        return T(-_pymath.inf) if v == T(-1.0) else T(_pymath.nan)
-    return impl
+        def impl(x):
+            v = T(x)
+            if v > T(pole):
+                return device_log(v)
+            return T(-_pymath.inf) if v == T(pole) else T(_pymath.nan)
+        return impl
+
+
+_log_on_device(flog, _pymath.log, 0.0)
+_log_on_device(flog1p, _pymath.log1p, -1.0)
 
 
 fsigmoid = sigmoid  # the CPU's vectorizable float32 form is only a speed trick: same function

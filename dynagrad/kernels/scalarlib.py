@@ -464,21 +464,23 @@ def _log32(x):
                                                else np.float32(np.nan))
 
 
+def _float32_or_libm(impl32, libm, doc: str):
+    """A kernel helper: ``impl32`` for float32 (vectorizable), the jitted ``libm`` form else."""
+    def helper(x):
+        return libm(x)
+    helper.__doc__ = doc
+
+    @overload(helper, inline="always")
+    def _helper(x):
+        if x == types.float32:
+            return lambda x: impl32(x)
+        return lambda x: libm(x)
+    return helper
+
+
 @numba.njit(inline="always")
 def _log_libm(x):
     return math.log(x) if x > 0 else (-math.inf if x == 0 else math.nan)
-
-
-def flog(x):
-    """log(x) (-inf at 0, nan below); vectorizable for float32 (use inside kernels)."""
-    return _log_libm(x)
-
-
-@overload(flog, inline="always")
-def _flog(x):
-    if x == types.float32:
-        return lambda x: _log32(x)
-    return lambda x: _log_libm(x)
 
 
 @numba.njit(inline="always")
@@ -486,16 +488,10 @@ def _log1p_libm(x):
     return math.log1p(x) if x > -1 else (-math.inf if x == -1 else math.nan)
 
 
-def flog1p(x):
-    """log(1 + x), accurate near 0; vectorizable for float32 (use inside kernels)."""
-    return _log1p_libm(x)
-
-
-@overload(flog1p, inline="always")
-def _flog1p(x):
-    if x == types.float32:
-        return lambda x: _log1p32(x)
-    return lambda x: _log1p_libm(x)
+flog = _float32_or_libm(_log32, _log_libm, "log(x) (-inf at 0, nan below); vectorizable for "
+                        "float32 (use inside kernels).")
+flog1p = _float32_or_libm(_log1p32, _log1p_libm, "log(1 + x), accurate near 0; vectorizable for "
+                          "float32 (use inside kernels).")
 
 
 def fsigmoid(x):

@@ -12,10 +12,9 @@ from ..autograd import grad_mode
 from ..device import as_device
 from ..dtypes import dtype as DType
 from ..errors import describe
-from ..tensor import TENSOR_TYPES, Tensor
+from ..tensor import Tensor
 from . import elementwise as ew
-from .elementwise import (OPS, binary_function, compute, fast_binary, fast_unary, inplace,
-                          rebase_inplace)
+from .elementwise import (OPS, binary_function, compute, fast_unary, inplace, rebase_inplace)
 from .linalg import matmul
 from .movement import copy_array, to_dtype, transpose
 from .placement import is_host, move_array, to_device
