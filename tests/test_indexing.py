@@ -675,3 +675,24 @@ def test_index_select_and_add_refuse_negative_positions_like_torch():
     with pytest.raises(IndexError, match=r"index_add\(\): index -1 is out of range"):
         x.index_add(0, dg.tensor([-1, 1]), dg.ones(2, 3))
     assert x.tolist() == np.arange(12.0).reshape(4, 3).tolist()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.uint8])
+@pytest.mark.parametrize("largest", [True, False])
+def test_topk_of_small_k_keeps_the_stable_sort_order_with_ties_and_nan(dtype, largest):
+    # small k keeps each row's best in a buffer; the result must be the stable sort's prefix:
+    # NaN largest, equal values in their original order, any dim
+    from dynagrad.ops.indexing import _argsort_array
+    rng = np.random.default_rng(8)
+    x = rng.integers(0, 6, (7, 9, 50)).astype(dtype)
+    if np.issubdtype(dtype, np.floating):
+        x[rng.random(x.shape) < 0.05] = np.nan
+        x[2, 3] = np.nan
+    t = dg.tensor(x)
+    for dim in (0, 1, 2, -1):
+        n = x.shape[dim]
+        for k in (0, 1, 3, min(n, 20)):
+            got = t.topk(k, dim, largest=largest)
+            want = np.take(_argsort_array(x, dim % 3, largest), np.arange(k), axis=dim)
+            np.testing.assert_array_equal(got.indices.numpy(), want)
+            np.testing.assert_array_equal(got.values.numpy(), np.take_along_axis(x, want, dim))

@@ -278,6 +278,15 @@ def _indexed(name: str, builder, dtype: np.dtype, *extra):
     return lookup(key, lambda: builder(type_name(dtype), *extra))
 
 
+def top_rows(rows: np.ndarray, k: int, largest: bool) -> np.ndarray:
+    """Indices of the ``k`` largest (or smallest) entries of each row of a contiguous 2-D
+    array, in the stable sort's order (see ``templates.top_rows``); ``0 <= k <= rows.shape[1]``."""
+    out = np.empty((rows.shape[0], k), np.int64)
+    if k and rows.shape[0]:  # (the kernel reads its buffer's last slot: it needs k >= 1)
+        _indexed("top_rows", templates.top_rows, rows.dtype)(rows, largest, out)
+    return out
+
+
 def gather3(x3: np.ndarray, index3: np.ndarray) -> np.ndarray:
     out = np.empty(index3.shape, x3.dtype)
     _indexed("gather", templates.gather, x3.dtype)(x3, index3, out)

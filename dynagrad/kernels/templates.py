@@ -396,6 +396,50 @@ def kernel(x, out):
     return src, "kernel", sig, f"scan[{combine}] {dtype}"
 
 
+def top_rows(dtype: str) -> tuple:
+    """The indices of the ``k`` best entries of each row of a contiguous ``(O, R)`` array, best
+    first: ``kernel(x, largest, out)`` with ``out`` of shape ``(O, k)``. The order is the stable
+    sort's (NaN largest, ties by position): a row's candidates arrive in position order, so a
+    new one passes a kept one only on a strictly better value. Each row keeps its k best sorted
+    in a small buffer; most candidates lose to the worst kept one in one comparison."""
+    src = HEADER + _decorator() + f"""\
+def kernel(x, largest, out):
+    O, R = x.shape
+    k = out.shape[1]
+    best = np.empty(k, dtype=x.dtype)
+    for o in range(O):
+        row = x[o]
+        kept = out[o]
+        n = 0
+        for r in range(R):
+            v = row[r]
+            if n == k:
+                w = best[k - 1]
+                if largest:
+                    if not (v > w or (v != v and w == w)):
+                        continue
+                elif not (v < w or (w != w and v == v)):
+                    continue
+                n -= 1
+            p = n
+            while p > 0:
+                w = best[p - 1]
+                if largest:
+                    if not (v > w or (v != v and w == w)):
+                        break
+                elif not (v < w or (w != w and v == v)):
+                    break
+                best[p] = w
+                kept[p] = kept[p - 1]
+                p -= 1
+            best[p] = v
+            kept[p] = r
+            n += 1
+"""
+    sig = _sig(_arr(dtype, 2, True, True), types.boolean, _arr("int64", 2, True))
+    return src, "kernel", sig, f"top_rows {dtype}"
+
+
 def gather(dtype: str) -> tuple:
     """``out[o, r, i] = x[o, index[o, r, i], i]`` (indices validated by the caller)."""
     src = HEADER + _decorator() + """\

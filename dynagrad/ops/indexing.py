@@ -20,7 +20,7 @@ from ..autograd import grad_mode
 from ..autograd.function import node_class, record
 from ..dtypes import bool_, int64
 from ..errors import describe
-from ..kernels import gpu
+from ..kernels import cpu, gpu
 from ..kernels.cuda_array import DeviceArray
 from ..kernels.gpu import backend
 from ..tensor import Tensor, _wrap
@@ -759,12 +759,28 @@ def _argsort_array(arr: np.ndarray, d: int, descending: bool) -> np.ndarray:
     return (n - 1) - idx
 
 
+# Up to this k, topk keeps each row's k best in a sorted buffer (one pass over the row) instead
+# of sorting it: the 10 largest of each (4096, 512) float32 row 76 -> 5.6 ms (PyTorch 8.8-9.8).
+_TOP_ROWS_MAX_K = 64
+_TOP_ROWS_DTYPES = tuple(np.dtype(t) for t in (np.float32, np.float64, np.int8, np.int16,
+                                                np.int32, np.int64, np.uint8))
+
+
+def _top_along(arr: np.ndarray, d: int, largest: bool, k: int) -> np.ndarray:
+    """``cpu.top_rows`` along dimension ``d`` of a host array: the rows are ``d``'s lines."""
+    lines = np.ascontiguousarray(np.moveaxis(arr, d, -1))
+    top = cpu.top_rows(lines.reshape(-1, lines.shape[-1]), k, largest)
+    return np.ascontiguousarray(np.moveaxis(top.reshape(lines.shape[:-1] + (k,)), -1, d))
+
+
 def _order(x: Tensor, d: int, descending: bool, k: int | None = None) -> Tensor:
     """The stable sort permutation of ``x`` along ``d`` (its first ``k`` entries when given), on
     ``x``'s device: NumPy on the CPU, a rank kernel on CUDA (the same order: NaN largest, ties in
     original order in both directions)."""
     if not is_host(x._data):
         return _wrap(gpu.argsort_axis(x._data, d, descending, k), int64)
+    if k is not None and k <= _TOP_ROWS_MAX_K and x._data.dtype in _TOP_ROWS_DTYPES:
+        return _wrap(_top_along(x._data, d, descending, k), int64)
     order = _argsort_array(x._data, d, descending)
     if k is not None:
         order = np.take(order, np.arange(k), axis=d)
