@@ -92,6 +92,15 @@ def fmin_nan(x, y):
     return x if x <= y else y
 
 
+@numba.njit(inline="always")
+def ranks_before(v, w, largest):
+    """Whether ``v`` sorts strictly before ``w`` in a descending (``largest``) or ascending
+    order where NaN is the largest value (topk's order; equal values keep their positions)."""
+    if largest:
+        return v > w or (v != v and w == w)
+    return v < w or (w != w and v == v)
+
+
 def fold_max(acc, v):
     """max()'s fold step: the larger, NaN if either is NaN (of two zeros, either)."""
     return fmax_nan(acc, v)

@@ -402,7 +402,7 @@ def top_rows(dtype: str) -> tuple:
     sort's (NaN largest, ties by position): a row's candidates arrive in position order, so a
     new one passes a kept one only on a strictly better value. Each row keeps its k best sorted
     in a small buffer; most candidates lose to the worst kept one in one comparison."""
-    src = HEADER + _decorator() + f"""\
+    src = HEADER + _decorator() + """\
 def kernel(x, largest, out):
     O, R = x.shape
     k = out.shape[1]
@@ -414,22 +414,12 @@ def kernel(x, largest, out):
         for r in range(R):
             v = row[r]
             if n == k:
-                w = best[k - 1]
-                if largest:
-                    if not (v > w or (v != v and w == w)):
-                        continue
-                elif not (v < w or (w != w and v == v)):
+                if not ranks_before(v, best[k - 1], largest):
                     continue
                 n -= 1
             p = n
-            while p > 0:
-                w = best[p - 1]
-                if largest:
-                    if not (v > w or (v != v and w == w)):
-                        break
-                elif not (v < w or (w != w and v == v)):
-                    break
-                best[p] = w
+            while p > 0 and ranks_before(v, best[p - 1], largest):
+                best[p] = best[p - 1]
                 kept[p] = kept[p - 1]
                 p -= 1
             best[p] = v
