@@ -434,9 +434,10 @@ def test_an_operand_repeating_one_value_runs_as_a_scalar_in_the_flat_kernel():
 
 
 @pytest.mark.parametrize("a_shape,b_shape", [
-    ((256, 200), (256, 1)), ((256, 200), (200,)), ((8, 64, 8, 16), (64, 1, 1)),
-    ((8, 64, 8, 16), (8, 64, 1, 1)), ((8, 64, 8, 16), (8, 1, 8, 16)), ((1, 300, 120), (300, 1)),
-    ((4, 3, 8, 5, 70), (3, 1, 5, 1)), ((2, 5, 3, 7, 11, 26), (5, 1, 7, 1, 26))])
+    ((512, 300), (512, 1)), ((512, 300), (300,)), ((8, 64, 16, 16), (64, 1, 1)),
+    ((8, 64, 16, 16), (8, 64, 1, 1)), ((8, 64, 16, 16), (8, 1, 16, 16)),
+    ((1, 1200, 120), (1200, 1)), ((4, 3, 8, 5, 280), (3, 1, 5, 1)),
+    ((2, 5, 3, 7, 11, 60), (5, 1, 7, 1, 60))])
 def test_large_broadcasts_take_the_vectorized_layout_with_the_same_results(a_shape, b_shape):
     rng = np.random.default_rng(6)
     a = rng.standard_normal(a_shape).astype(np.float32)

@@ -35,9 +35,10 @@ POOLED = worker_pool.AVAILABLE  # whether OpenBLAS's workers run threaded flat k
 FLAT_PARALLEL_MIN_ELEMENTS = 1 << 17 if POOLED else PARALLEL_MIN_ELEMENTS
 _PAD = tuple((None,) * k for k in range(5))
 # From this many output elements a broadcasting op takes layout "b" (vectorized rows) instead of
-# the strided one: preparing its arguments costs a few microseconds of Python, and the strided
-# kernel spends ~0.2 ns more per element (x - row over (4096, 512) float32: 717 -> 246 us).
-BROADCAST_LAYOUT_MIN_ELEMENTS = 1 << 15
+# the strided one: preparing its arguments costs ~15 us of Python and dispatch, and the strided
+# kernel spends ~0.2 ns more per element (x - row over (4096, 512) float32: 717 -> 246 us; over
+# (256, 200), 51k elements, the strided kernel still wins: 18 against 22-32 us).
+BROADCAST_LAYOUT_MIN_ELEMENTS = 1 << 17
 
 
 def elementwise(expr: str, kinds: tuple, types: tuple, out_type: str, operands: tuple,
