@@ -574,3 +574,21 @@ def test_large_full_sum_matches_float64(n):
     np.testing.assert_allclose(float(s), x.astype(np.float64).sum(), rtol=1e-6, atol=1e-3)
     s.backward()
     assert t.grad.shape == (n,) and float(t.grad.min()) == float(t.grad.max()) == 1.0
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.bool_])
+def test_large_row_reductions_share_rows_among_threads_with_the_same_results(dtype):
+    # a fold over the last dim of a large contiguous array runs its rows on the worker pool
+    rng = np.random.default_rng(9)
+    x = (rng.standard_normal((1000, 700)) * 10).astype(dtype)
+    t = dg.tensor(x)
+    if dtype == np.bool_:
+        np.testing.assert_array_equal(t.any(1).numpy(), x.any(1))
+        np.testing.assert_array_equal(t.all(1).numpy(), x.all(1))
+        return
+    np.testing.assert_array_equal(t.amax(1).numpy(), x.max(1))
+    np.testing.assert_array_equal(t.amin(-1).numpy(), x.min(1))
+    want = x.astype(np.float64).sum(1)
+    np.testing.assert_allclose(t.sum(1).numpy(), want, rtol=1e-6 if dtype != np.int32 else 0)
+    if dtype != np.int32:
+        np.testing.assert_allclose(t.mean(1).numpy(), want / 700, rtol=1e-6, atol=1e-7)

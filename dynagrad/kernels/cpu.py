@@ -212,7 +212,16 @@ def reduce_axis(x: np.ndarray, dim: int, kind: tuple, out_dtype) -> np.ndarray:
     """
     x3 = _three_d(x, dim)
     out = np.empty((x3.shape[0], x3.shape[2]), out_dtype)
-    reduce_kernel(kind, type_name(x.dtype), type_name(out.dtype))(x3, out)
+    rows, width, inner = x3.shape
+    if (POOLED and inner == 1 and rows > 1 and x.size >= FLAT_PARALLEL_MIN_ELEMENTS
+            and kind[2] == "acc"):
+        # contiguous rows (a sum or max over the last dimension): the rows are shared among
+        # OpenBLAS's workers, each folded by the same code (sum(1) of (1024, 1024) float32:
+        # 51 -> 33-37 us, PyTorch 27-30)
+        reduce_rows_kernel(kind, type_name(x.dtype), type_name(out.dtype))(
+            x3.reshape(-1), width, out.reshape(-1))
+    else:
+        reduce_kernel(kind, type_name(x.dtype), type_name(out.dtype))(x3, out)
     return out.reshape(x.shape[:dim] + x.shape[dim + 1:])
 
 
