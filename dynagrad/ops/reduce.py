@@ -90,25 +90,9 @@ def _fold(x: Tensor, dims: tuple, kind: str, out_dtype, compute_dtype) -> np.nda
         acc = "bool" if cat == "b" else compute_dtype.name
     x3, kept = _as3(arr, dims)
     out_np = (bool_ if out_dtype is bool_ else out_dtype.compute).np
-    if kind == "sum" and acc == "float64" and not kept and _threads_total(arr):
-        # every element of a large array: the threaded two-level total sum() uses (mean() of
-        # 2M float32: ~300 -> ~60 us)
-        res = np.asarray(cpu.threaded_total(arr.reshape(-1)), out_np)
-        return res if res.dtype == out_dtype.np else res.astype(out_dtype.np)
     res = backend(x3).reduce_axis(x3, 1, (init, combine, final, acc), out_np)
     res = res.reshape(kept)
     return res if res.dtype == out_dtype.np else res.astype(out_dtype.np)
-
-
-def _threads_total(arr: np.ndarray) -> bool:
-    """Whether ``cpu.threaded_total`` takes a total of all of ``arr`` (host, contiguous, float32
-    or float64, large, and a whole number of its chunks)."""
-    n = arr.size
-    return (type(arr) is np.ndarray and arr.dtype in _TOTAL_DTYPES and arr.flags.c_contiguous
-            and n >= cpu.FLAT_PARALLEL_MIN_ELEMENTS and n % cpu.TOTAL_CHUNKS == 0)
-
-
-_TOTAL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def _expand_back(g: Tensor, shape: tuple, dims: tuple, keepdim: bool) -> Tensor:
