@@ -12,6 +12,7 @@ WORKLOADS = [
     Timed("overhead (a*b).sum() fwd+bwd 32x32", "overhead", ops.round_trip),
     *(Timed(f"elementwise {op} {n // M}M", "elementwise", ops.elementwise(op, n))
       for n in (M, 16 * M) for op in ops.ELEMENTWISE),
+    *(Timed(f"in-place {op} 1M", "elementwise", ops.inplace(op, M)) for op in ops.INPLACE),
     Timed("sum 16M", "reduction", ops.sum_all(16 * M)),
     Timed("softmax (4096,1024)", "reduction", ops.softmax(4096, 1024)),
     Timed("cross_entropy (4096,1000) fwd+bwd", "reduction", ops.cross_entropy(4096, 1000)),

@@ -452,3 +452,46 @@ def test_large_broadcasts_take_the_vectorized_layout_with_the_same_results(a_sha
     # a transposed (non-contiguous) operand keeps the strided layout, with the same results
     t = np.ascontiguousarray(np.swapaxes(a, -1, -2))
     np.testing.assert_array_equal((dg.tensor(t).transpose(-1, -2) - B).numpy(), a - b)
+
+
+@pytest.mark.parametrize("shape,other_shape,layout", [
+    ((7, 13), (7, 13), "c"), ((cpu.FLAT_PARALLEL_MIN_ELEMENTS + 5,), None, "p"),
+    ((512, 300), (300,), "b")])
+def test_inplace_ops_read_their_output_from_out(shape, other_shape, layout):
+    # the operand that is the output is read from ``out`` (kind "o"), so that LLVM's overlap
+    # check lets the loop vectorize; results match the out-of-place ops exactly, on the first
+    # call (general path) and the second (the hot path's remembered kernel for small tensors)
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal(shape).astype(np.float32)
+    z = rng.standard_normal(other_shape or shape).astype(np.float32)
+    X, Z = dg.tensor(x), dg.tensor(z)
+    for _ in range(2):
+        y = X.clone()
+        assert y.add_(Z) is y
+        np.testing.assert_array_equal(y.numpy(), (X + Z).numpy())
+        y.mul_(1.5)
+        y -= Z
+        np.testing.assert_array_equal(y.numpy(), ((X + Z) * 1.5 - Z).numpy())
+        if other_shape is None:  # unary ops, and ops whose other operand is self
+            y.relu_()
+            np.testing.assert_array_equal(y.numpy(), np.maximum(((x + z) * np.float32(1.5) - z), 0))
+            y.tanh_()
+            np.testing.assert_allclose(y.numpy(), np.tanh(np.maximum((x + z) * 1.5 - z, 0)),
+                                       rtol=1e-6, atol=1e-7)
+            y.mul_(y)
+            y.sub_(y)
+            assert not y.numpy().any()
+    keys = [k for k in cache._memory
+            if k[:3] == ("x + y", ("o", "a"), ("float32", "float32")) and k[3] == "float32"]
+    assert [k[4] for k in keys].count(layout) == 1
+    if layout in "cp":  # remembered for the hot path
+        assert ("o", dg.float32, layout) in dg.ops.elementwise.OPS["add"].fast
+        assert ("o", dg.float32, float, layout) in dg.ops.elementwise.OPS["mul"].fast
+
+
+def test_an_output_operand_needs_a_layout_that_reads_out():
+    with pytest.raises(ValueError, match="layout c, p or b"):
+        templates.elementwise("x + y", ("o", "a"), ("float32", "float32"), "float32", "s")
+    source = templates.elementwise("x + y", ("o", "a"), ("float32", "float32"), "float32",
+                                   "c")[0]
+    assert "def kernel(a1, out):" in source and "x = out[i]" in source

@@ -253,7 +253,10 @@ opt = dg.optim.SGD([p], lr=0.5, momentum=0.9)
 p.grad = dg.ones(cpu.PARALLEL_MIN_ELEMENTS)
 before = p.detach().numpy().copy()
 opt.step()
-print(json.dumps({"pooled": worker_pool.AVAILABLE, "threshold": cpu.FLAT_PARALLEL_MIN_ELEMENTS,
+u = t.clone()
+u.tanh_()  # in place: the output is an operand (kind "o"), blocked with a tail where prange
+u.mul_(t)
+print(json.dumps({"inplace": u.numpy()[-1][-50:].tolist(), "pooled": worker_pool.AVAILABLE, "threshold": cpu.FLAT_PARALLEL_MIN_ELEMENTS,
                   "tanh": (t.tanh() * 2 + t).numpy().tolist()[0][:50],
                   "gelu": F.gelu(t).numpy()[-1][-50:].tolist(),
                   "linear": F.linear(t, dg.tensor(w), dg.tensor(b)).numpy()[::97, ::31].tolist(),
@@ -274,6 +277,8 @@ def test_the_pool_can_be_switched_off_and_the_fallbacks_agree():
     on, off = runs["1"], runs["0"]
     assert on["pooled"] and not off["pooled"]
     assert off["threshold"] == cpu.PARALLEL_MIN_ELEMENTS > on["threshold"]
-    for key in ("tanh", "gelu", "linear", "step"):
+    for key in ("tanh", "gelu", "linear", "step", "inplace"):
         np.testing.assert_array_equal(np.array(on[key]), np.array(off[key]), err_msg=key)
     np.testing.assert_allclose(on["sum"], off["sum"], rtol=1e-6)
+    last = np.random.default_rng(5).standard_normal((1400, 401)).astype(np.float32)[-1, -50:]
+    np.testing.assert_allclose(on["inplace"], np.tanh(last) * last, rtol=1e-6, atol=1e-7)

@@ -32,6 +32,13 @@ ELEMENTWISE = {
 }
 
 
+# In-place ops, which user code reaches through ``x += y``, ``add_`` and ``relu(inplace=True)``.
+INPLACE = {
+    "a.add_(b)": (lambda a, b: a.add_(b), lambda a, b: np.add(a, b, out=a)),
+    "a.relu_()": (lambda a, b: a.relu_(), lambda a, b: np.maximum(a, 0, out=a)),
+}
+
+
 def overhead(op: str, requires_grad: bool):
     """``op`` on two (32,32) float32 tensors: the cost of one dispatch, and of recording it."""
     expr, np_expr = SMALL_OPS[op]
@@ -74,6 +81,21 @@ def elementwise(op: str, n: int):
         for fw, (_, nn) in namespaces().items():
             ta, tb, tc = as_tensors(fw, a, b, c)
             fns[fw] = lambda F=nn.functional, ta=ta, tb=tb, tc=tc: expr(F, ta, tb, tc)
+        return fns
+    return build
+
+
+def inplace(op: str, n: int):
+    """``op`` over ``n`` float32 elements, writing into its first operand (each ``add_`` adds a
+    standard normal: the suite's thousands of calls keep the values far from overflow)."""
+    expr, np_expr = INPLACE[op]
+
+    def build(cfg) -> dict:
+        a, b = randn(n, seed=0), randn(n, seed=1)
+        fns = {"numpy": lambda: np_expr(a, b)}
+        for fw in namespaces():
+            ta, tb = as_tensors(fw, a, b)
+            fns[fw] = lambda ta=ta, tb=tb: expr(ta, tb)
         return fns
     return build
 

@@ -50,7 +50,9 @@ def elementwise(expr: str, kinds: tuple, types: tuple, out_type: str, operands: 
     flat = _flat(operands, kinds, out)
     if not flat and out.flags.c_contiguous:
         operands, kinds, flat = _single_values_as_scalars(operands, kinds, out)
+    marked = _mark_output(operands, kinds, out)
     if flat:
+        kinds = marked
         layout = "p" if out.size >= FLAT_PARALLEL_MIN_ELEMENTS else "c"
         key = (expr, kinds, types, out_type, layout, params and tuple(p[:2] for p in params))
         kernel = _memory.get(key)
@@ -58,14 +60,14 @@ def elementwise(expr: str, kinds: tuple, types: tuple, out_type: str, operands: 
             kernel = _build(key, expr, kinds, types, out_type, layout, params)
         else:
             _stats["hits"] += 1
-        args = [o.ravel() if k == "a" else o for o, k in zip(operands, kinds)]
+        args = [o.ravel() if k == "a" else o for o, k in zip(operands, kinds) if k != "o"]
         args.extend(p[2] for p in params)
         if layout == "p" and templates.whole_blocks_only(expr):
             _blocked(kernel, key, args, out.ravel())
         else:
             kernel(*args, out.ravel())
         return
-    compact = (_compact_broadcast(operands, kinds, out)
+    compact = (_compact_broadcast(operands, marked, out)
                if out.size >= BROADCAST_LAYOUT_MIN_ELEMENTS and out.flags.c_contiguous else None)
     layout = "s" if compact is None else "b"
     if compact is not None:
@@ -79,7 +81,16 @@ def elementwise(expr: str, kinds: tuple, types: tuple, out_type: str, operands: 
     if compact is None:
         _strided(kernel, operands, kinds, out, tuple(p[2] for p in params))
     else:
-        kernel(*operands, *(p[2] for p in params), out4)
+        kernel(*(o for o, k in zip(operands, kinds) if k != "o"), *(p[2] for p in params), out4)
+
+
+def _mark_output(operands: tuple, kinds: tuple, out: np.ndarray) -> tuple:
+    """``kinds`` with ``"o"`` for each array operand that is ``out`` itself (an in-place op): the
+    kernel reads it from ``out``, so that LLVM's overlap check does not keep the loop scalar
+    (see ``templates.elementwise``)."""
+    if not any(o is out for o in operands):
+        return kinds
+    return tuple("o" if o is out and k == "a" else k for o, k in zip(operands, kinds))
 
 
 def _flat(operands: tuple, kinds: tuple, out: np.ndarray) -> bool:
@@ -163,6 +174,7 @@ def _blocked(kernel, key, args, out) -> None:
         expr, kinds, types, out_type, _, params = key
         tail_key = (expr, kinds, types, out_type, "c", params)
         tail = _memory.get(tail_key) or _build(tail_key, expr, kinds, types, out_type, "c", params)
+        kinds = [k for k in kinds if k != "o"]  # an "o" operand has no argument
         tail(*[a[whole:] if k == "a" else a for a, k in zip(args, kinds)], *args[len(kinds):],
              out[whole:])
 

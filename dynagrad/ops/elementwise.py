@@ -67,9 +67,12 @@ class Elementwise:
         # same-shape case, which then builds no metadata)
         self.node_cls = type(node_name, (_ElementwiseNode,),
                              {"op": self, "meta": (_LIKE_OUTPUT,) * len(grads)}) if grads else None
-        # hot-path entries filled on first use: dtype, (dtype, "s") or (dtype, scalar type) ->
-        # (kernel entry point, output dtype, output numpy dtype, scalar caster); see fast_binary
+        # hot-path entries filled on first use: dtype, (dtype, "p"), (dtype, "s"), (dtype,
+        # scalar type) or, in place, ("o", dtype[, scalar type], layout) -> (kernel entry
+        # point, output dtype, output numpy dtype, scalar caster); see fast_binary
         self.fast = {}
+        # a transcendental's prange kernel covers whole blocks: other sizes take compute's tail
+        self.blocked = any(whole_blocks_only(e) for e in exprs.values())
         self.binary = binary_function(self, lambda a, b: compute(self, (a, b)))
         self.unary = unary_function(self)
 
@@ -252,8 +255,7 @@ def binary_function(op: Elementwise, fallback):
     """
     fast = op.fast
     record = op.node_cls is not None
-    # a transcendental's prange kernel covers whole blocks: other sizes take compute's tail call
-    blocked = any(whole_blocks_only(e) for e in op.exprs.values())
+    blocked = op.blocked
 
     def run(a, b):
         da = a._data
@@ -340,8 +342,7 @@ def unary_function(op: Elementwise):
     as do large inputs of a transcendental that are not whole blocks (they need a tail call)."""
     fast = op.fast
     record = op.node_cls is not None
-    # a transcendental's prange kernel covers whole blocks: other sizes take compute's tail call
-    blocked = any(whole_blocks_only(e) for e in op.exprs.values())
+    blocked = op.blocked
 
     def run(a):
         if type(a) not in TENSOR_TYPES:
@@ -500,45 +501,70 @@ def _check_int_divisor(name, divisor) -> None:
 
 def inplace(op: Elementwise, self: Tensor, operands: tuple, params=None) -> Tensor:
     """``self`` <- op(operands) in place (``operands[0]`` is ``self`` for most ops)."""
-    if not self._data.flags.writeable:
+    da = self._data
+    flags = da.flags
+    if not flags.writeable:
         raise RuntimeError(f"{op.name}_: unsupported operation: the tensor is a broadcast (expanded)"
                            f" view where several elements share one memory location; clone it "
                            f"first (got {describe(self)})")
-    if grad_mode.GRAD_ENABLED[0] and any(isinstance(o, Tensor) and o._requires_grad
-                                         for o in operands):
-        if self.grad_fn is None and self._requires_grad:
-            raise RuntimeError(f"{op.name}_: a leaf Variable that requires grad is being used in "
-                               "an in-place operation.")
-        if op.node_cls is None:
-            raise RuntimeError(f"{op.name}_: the derivative is not implemented for in-place use")
-        return rebase_inplace(self, lambda old: compute(op, tuple(
-            old if o is self else o for o in operands), params))
-    if params is None and len(operands) == 2 and operands[0] is self:
-        other = operands[1]
-        tensor_other = type(other) in TENSOR_TYPES
-        entry = op.fast.get(self.dtype if tensor_other else (self.dtype, type(other)))
-        da = self._data
-        if (entry is not None and entry[1] is self.dtype and type(da) is not DeviceArray
-                and da.flags.c_contiguous and da.size < _PARALLEL_MIN):
-            if tensor_other:
-                db = other._data
-                if (other.dtype is self.dtype and type(db) is not DeviceArray
-                        and db.shape == da.shape and db.flags.c_contiguous):
-                    _HITS[0] += 1
-                    entry[0](da.ravel(), db.ravel(), da.ravel())
-                    self._vc[0] += 1
-                    return self
-            else:
-                _HITS[0] += 1
-                entry[0](da.ravel(), entry[3](other), da.ravel())
-                self._vc[0] += 1
-                return self
-        if entry is None and (tensor_other or type(other) in (float, int)):
-            result = compute(op, operands, params, out=self)
-            _remember_fast(op, self.dtype if tensor_other else (self.dtype, type(other)),
-                           operands, ("a", "a") if tensor_other else ("a", "s"), "c")
-            return result
+    if _GRAD[0]:
+        for o in operands:  # (a loop, not any(): no generator on every small in-place op)
+            if isinstance(o, Tensor) and o._requires_grad:
+                return _inplace_recorded(op, self, operands, params)
+    if (params is None and len(operands) <= 2 and operands[0] is self and flags.c_contiguous
+            and type(da) is not DeviceArray):
+        return _inplace_flat(op, self, operands)
     return compute(op, operands, params, out=self)
+
+
+def _inplace_recorded(op: Elementwise, self: Tensor, operands: tuple, params) -> Tensor:
+    """``inplace`` where an operand requires grad: ``self`` becomes the op's output in the graph."""
+    if self.grad_fn is None and self._requires_grad:
+        raise RuntimeError(f"{op.name}_: a leaf Variable that requires grad is being used in "
+                           "an in-place operation.")
+    if op.node_cls is None:
+        raise RuntimeError(f"{op.name}_: the derivative is not implemented for in-place use")
+    return rebase_inplace(self, lambda old: compute(op, tuple(
+        old if o is self else o for o in operands), params))
+
+
+def _inplace_flat(op: Elementwise, self: Tensor, operands: tuple) -> Tensor:
+    """``self`` <- op(self[, other]) for a contiguous CPU ``self`` (no autograd): the kernel that
+    reads ``self`` as its output (operand kind "o") straight from ``op.fast``, once the general
+    path has compiled it (threaded from ``_PARALLEL_MIN`` elements, as out of place)."""
+    da = self._data
+    if da.size < _PARALLEL_MIN:
+        layout = "c"
+    elif op.blocked and da.size % BLOCK:  # needs compute's tail call
+        return compute(op, operands, None, out=self)
+    else:
+        layout = "p"
+    if len(operands) == 1:
+        key, kinds, args = ("o", self.dtype, layout), ("o",), ()
+    else:
+        other = operands[1]
+        if type(other) in TENSOR_TYPES:
+            db = other._data
+            if (other is self or other.dtype is not self.dtype or type(db) is DeviceArray
+                    or db.shape != da.shape or not db.flags.c_contiguous):
+                return compute(op, operands, None, out=self)
+            key, kinds, args = ("o", self.dtype, layout), ("o", "a"), (db.ravel(),)
+        elif type(other) in (float, int):
+            key, kinds, args = ("o", self.dtype, type(other), layout), ("o", "s"), None
+        else:
+            return compute(op, operands, None, out=self)
+    entry = op.fast.get(key)
+    if entry is None:
+        result = compute(op, operands, None, out=self)
+        _remember_fast(op, key, operands, kinds, layout)
+        return result
+    # (an entry exists only where compute wrote into self's buffer: the result has its dtype)
+    if args is None:
+        args = (entry[3](operands[1]),)
+    _HITS[0] += 1
+    entry[0](*args, da.ravel())
+    self._vc[0] += 1
+    return self
 
 
 def rebase_inplace(self: Tensor, fn) -> Tensor:
