@@ -16,6 +16,7 @@ WORKLOADS = [
     Timed("sum 16M", "reduction", ops.sum_all(16 * M)),
     Timed("softmax (4096,1024)", "reduction", ops.softmax(4096, 1024)),
     Timed("cross_entropy (4096,1000) fwd+bwd", "reduction", ops.cross_entropy(4096, 1000)),
+    Timed("mse_loss (4096,512) fwd+bwd", "reduction", ops.mse_loss(4096, 512)),
     Timed("MLP b128 SGD-momentum step", "model",
           models.classifier_step(models.mlp_model, (784,), 128, models.sgd_momentum,
                                  numpy_twin=True)),

@@ -417,6 +417,29 @@ def test_mean_and_sum_over_every_element_of_a_large_array_take_the_threaded_tota
     assert t.mean().dtype is dg.float32 and t.mean(keepdim=True, dim=(0, 1)).shape == (1, 1)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(), (7,), (64, 64), (3, 5, 7)])
+def test_full_mean_of_a_small_tensor_matches_the_general_path_and_torch(shape, dtype):
+    # x.mean() below the threaded size takes the sum's kernel directly; its backward divides
+    # the one gradient value before expanding it: the same values as PyTorch's order
+    torch = pytest.importorskip("torch")
+    x = np.asarray(np.random.default_rng(6).standard_normal(shape) + 0.5, dtype=dtype)
+    t = dg.tensor(x, requires_grad=True)
+    m = t.mean()
+    assert type(m.grad_fn).__name__ == "MeanBackward0" and m.dtype is t.dtype and m.shape == ()
+    general = t.mean(dim=tuple(range(x.ndim))) if x.ndim else t.mean(dim=None, keepdim=True)
+    assert m.item() == general.item()
+    (m * 3.0).backward()
+    tt = torch.tensor(x, requires_grad=True)
+    (tt.mean() * 3.0).backward()
+    # (our total accumulates in float64, PyTorch's in float32: the means may differ by an ulp)
+    np.testing.assert_allclose(m.item(), tt.mean().item(), rtol=3e-7)
+    np.testing.assert_array_equal(t.grad.numpy(), tt.grad.numpy())
+    t.grad = None
+    g, = dg.autograd.grad(t.mean(), t, create_graph=True)  # the differentiable path
+    np.testing.assert_array_equal(g.detach().numpy(), np.full(shape, 1 / max(x.size, 1), dtype))
+
+
 # --- errors --------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("op,kw", [("sum", dict(dim=2)), ("mean", dict(dim=-3)),

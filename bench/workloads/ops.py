@@ -157,3 +157,25 @@ def cross_entropy(rows: int, classes: int):
             fns[fw] = step
         return fns
     return build
+
+
+def _np_mse_fwd_bwd(x: np.ndarray, t: np.ndarray) -> tuple:
+    d = x - t
+    return np.mean(d * d), d * np.float32(2 / d.size)
+
+
+def mse_loss(rows: int, cols: int):
+    """Mean squared error of (rows, cols) predictions against targets, forward and backward."""
+    def build(cfg) -> dict:
+        x, t = randn(rows, cols, seed=0), randn(rows, cols, seed=1)
+        fns = {"numpy": lambda: _np_mse_fwd_bwd(x, t)}
+        for fw, (_, nn) in namespaces().items():
+            tx, tt = as_tensors(fw, x, t)
+            tx.requires_grad_()
+
+            def step(F=nn.functional, tx=tx, tt=tt):
+                tx.grad = None
+                F.mse_loss(tx, tt).backward()
+            fns[fw] = step
+        return fns
+    return build

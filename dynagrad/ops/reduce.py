@@ -127,9 +127,23 @@ class SumBackward0(Node):
         return (_wrap(_broadcast_view(gd, tuple(shape)), g.dtype),)
 
 
-class MeanBackward0(Node):
+class MeanBackward0(SumBackward0):
     def backward(self, g):
-        return (_expand_back(g, self.shape, self.dims, self.keepdim) / self.count,)
+        if grad_mode.GRAD_ENABLED[0]:  # create_graph: keep the expansion differentiable
+            return (_expand_back(g, self.shape, self.dims, self.keepdim) / self.count,)
+        gd = g._data
+        if type(gd) is np.ndarray and gd.dtype in _HOST_DIVIDES:
+            # divide each output's gradient once, then expand as the sum does: the same values
+            # as dividing the expansion (PyTorch's order), without an op on a stride-0 view
+            # (which took the general path on every call: a (64, 64) mse_loss's backward 41 us)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                g = _wrap(np.asarray(gd / gd.dtype.type(self.count)), g.dtype)
+        else:
+            g = g / self.count
+        return super().backward(g)
+
+
+_HOST_DIVIDES = (np.dtype(np.float32), np.dtype(np.float64))  # NumPy rounds these like our kernels
 
 
 def _sum_dtype(x: Tensor, dtype):
@@ -141,6 +155,15 @@ def _sum_dtype(x: Tensor, dtype):
 _F32, _F64 = dtypes.float32, dtypes.float64
 _GRAD = grad_mode.GRAD_ENABLED
 _FULL_SUM: dict = {}  # float dtype -> (compiled entry point, numpy dtype): sum of everything
+
+
+def _small_total(d: np.ndarray, dt) -> np.ndarray:
+    """The total of a contiguous float array below the threaded size, as a 0-dim array of its
+    dtype (the hot path of ``sum()`` and ``mean()``)."""
+    entry = _FULL_SUM.get(dt) or _full_sum_entry(dt)
+    res = np.empty((1, 1), entry[1])
+    entry[0](d.reshape(1, d.size, 1), res)  # exact types: skip Numba's dispatch
+    return res.reshape(())
 
 
 def _full_sum_entry(dt):
@@ -167,11 +190,8 @@ def sum(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
         n = d.size
         if (dt is _F32 or dt is _F64) and type(d) is np.ndarray and n and d.flags.c_contiguous:
             if n < cpu.FLAT_PARALLEL_MIN_ELEMENTS:
-                entry = _FULL_SUM.get(dt) or _full_sum_entry(dt)
-                res = np.empty((1, 1), entry[1])
-                entry[0](d.reshape(1, n, 1), res)  # exact types: skip Numba's dispatch
                 out = _new(Tensor)  # _wrap, inlined
-                out._data, out.dtype, out._vc = res.reshape(()), dt, [0]
+                out._data, out.dtype, out._vc = _small_total(d, dt), dt, [0]
             elif n % cpu.TOTAL_CHUNKS == 0:
                 out = _wrap(np.asarray(cpu.threaded_total(d.reshape(-1)), dtype=dt.np), dt)
             else:
@@ -202,6 +222,21 @@ def _sum_dims(input, dim, keepdim: bool, dtype) -> Tensor:
 
 def mean(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """Arithmetic mean over ``dim``; the input (or ``dtype``) must be floating point."""
+    if dim is None and not keepdim and dtype is None and type(input) in TENSOR_TYPES:
+        d = input._data
+        dt = input.dtype
+        n = d.size
+        if ((dt is _F32 or dt is _F64) and type(d) is np.ndarray
+                and 0 < n < cpu.FLAT_PARALLEL_MIN_ELEMENTS and d.flags.c_contiguous):
+            res = _small_total(d, dt)
+            res /= n  # in the array's dtype, as the general path divides
+            out = _wrap(res, dt)
+            if input._requires_grad and _GRAD[0]:
+                node = MeanBackward0()
+                node.shape, node.dims, node.keepdim, node.count = d.shape, _all_dims(d.ndim), \
+                    False, n
+                record_one(node, input, out)
+            return out
     x = as_tensor_arg(input, "mean")
     out_dt = dtype or x.dtype
     if not out_dt.is_floating_point:

@@ -404,3 +404,47 @@ def test_loss_modules_match_functional_and_repr():
         nn.CTCLoss()(dg.tensor(lp), dg.tensor(tg), dg.tensor(il), dg.tensor(tl)).item(),
         torch.nn.CTCLoss()(torch.tensor(lp), torch.tensor(tg), torch.tensor(il),
                            torch.tensor(tl)).item())
+
+
+_DIFFERENCE_LOSSES = {
+    "mse": lambda f, x, t, red: f.mse_loss(x, t, reduction=red),
+    "huber": lambda f, x, t, red: f.huber_loss(x, t, reduction=red, delta=0.7),
+    "smooth_l1": lambda f, x, t, red: f.smooth_l1_loss(x, t, reduction=red, beta=0.5),
+}
+
+
+@pytest.mark.parametrize("name", list(_DIFFERENCE_LOSSES))
+def test_difference_losses_are_one_kernel_each_way_with_double_backward(name):
+    # one node per loss term (its gradient kernel), differentiable twice in float64
+    fn = _DIFFERENCE_LOSSES[name]
+    x = dg.tensor(X, requires_grad=True)
+    t = dg.tensor(T, requires_grad=True)
+    term = fn(F, x, t, "none")
+    assert type(term.grad_fn).__name__ == {"mse": "MseLossBackward0", "huber": "HuberLossBackward0",
+                                           "smooth_l1": "SmoothL1LossBackward0"}[name]
+    for red in ("none", "mean", "sum"):
+        assert dg.autograd.gradgradcheck(lambda a, b: fn(F, a, b, red), (x, t))
+
+
+@pytest.mark.parametrize("name", list(_DIFFERENCE_LOSSES))
+def test_difference_losses_float32_threaded_broadcast_and_nan_match_torch(name):
+    # a large float32 input (threaded kernels), a NaN difference, a target that broadcasts
+    fn = _DIFFERENCE_LOSSES[name]
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((700, 300)).astype(np.float32)
+    t = rng.standard_normal((700, 300)).astype(np.float32)
+    x[3, 4] = np.nan
+    for target in (t, t[:1]):
+        outs = []
+        for lib, f in ((dg, F), (torch, TF)):
+            xt = lib.tensor(x, requires_grad=True)
+            tt = lib.tensor(target, requires_grad=True)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # the broadcast target's warning
+                loss = fn(f, xt, tt, "none")
+            loss.backward(lib.tensor(np.linspace(-1, 1, x.size, dtype=np.float32).reshape(x.shape)))
+            outs.append([v.detach().numpy() for v in (loss, xt.grad, tt.grad)])
+        # the broadcast target's gradient sums 700 float32 rows, in another order than torch's
+        for ours, theirs, atol in zip(*outs, (2e-6, 2e-6, 2e-6 if target is t else 1e-3)):
+            np.testing.assert_allclose(ours, theirs, rtol=2e-6, atol=atol)
+        assert np.isnan(outs[0][0][3, 4]) and np.isnan(outs[0][1][3, 4])

@@ -30,6 +30,7 @@ from ...ops.elementwise import where
 from ...ops.indexing import _gather, trust_range
 from ...ops.movement import cat
 from ...tensor import Tensor, _wrap
+from ._difference_loss import HUBER, SMOOTH_L1, SQUARED_ERROR
 from ._placement import host_array, like
 from .activation import _kernel, from_rows, log_softmax, logsigmoid, softmax, to_rows
 
@@ -117,8 +118,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "me
     """Mean (or sum) squared error."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
     x, t = _pointwise_pair("mse_loss", input, target, reduction)
-    d = x - t
-    return _reduce(d * d, reduction)
+    return _reduce(SQUARED_ERROR(x, t), reduction)
 
 
 def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0) -> Tensor:
@@ -126,9 +126,7 @@ def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0) -> Te
     x, t = _pointwise_pair("huber_loss", input, target, reduction)
     if delta <= 0:
         raise RuntimeError(f"huber_loss: delta must be positive, got {delta}")
-    d = x - t
-    a = d.abs()
-    return _reduce(where(a < delta, d * d * 0.5, (a - 0.5 * delta) * delta), reduction)
+    return _reduce(HUBER(x, t, delta=float(delta)), reduction)
 
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean",
@@ -138,10 +136,9 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str
     x, t = _pointwise_pair("smooth_l1_loss", input, target, reduction)
     if beta < 0:
         raise RuntimeError(f"smooth_l1_loss: beta must be non-negative, got {beta}")
-    a = (x - t).abs()
     if beta == 0:
-        return _reduce(a, reduction)
-    return _reduce(where(a < beta, a * a * (0.5 / beta), a - 0.5 * beta), reduction)
+        return _reduce((x - t).abs(), reduction)
+    return _reduce(SMOOTH_L1(x, t, beta=float(beta)), reduction)
 
 
 def soft_margin_loss(input, target, size_average=None, reduce=None,
