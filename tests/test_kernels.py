@@ -495,3 +495,52 @@ def test_an_output_operand_needs_a_layout_that_reads_out():
     source = templates.elementwise("x + y", ("o", "a"), ("float32", "float32"), "float32",
                                    "c")[0]
     assert "def kernel(a1, out):" in source and "x = out[i]" in source
+
+
+_COPY_CASES = [  # (source shape, view of it), each copied to a contiguous array
+    ((32, 64, 33, 17), lambda a: a.transpose(0, 2, 3, 1)),  # NCHW -> NHWC, tiles with edges
+    ((37, 50), lambda a: a.T),  # a 2-D transpose, one tile row and column partial
+    ((700, 513), lambda a: a.T),  # threaded tiles
+    ((16, 128, 8, 32), lambda a: a.transpose(0, 2, 1, 3)),  # attention heads: rows of 32
+    ((64, 130, 8, 64), lambda a: a.transpose(0, 2, 1, 3)),  # threaded rows
+    ((6, 7, 8, 9, 10), lambda a: a.transpose(4, 0, 2, 1, 3)),  # five dims, none merge: fallback
+    ((300, 200), lambda a: a[::2, 1:]),  # sliced: rows with a gap
+    ((300, 200), lambda a: a[:, ::2]),  # no unit step: fallback
+    ((300, 200), lambda a: a[::-1]),  # a negative step: fallback
+    ((300, 1), lambda a: np.broadcast_to(a, (300, 200))),  # a stride-0 last dim: fallback
+    ((3, 1, 200, 40), lambda a: np.broadcast_to(a, (3, 5, 200, 40)).transpose(0, 1, 3, 2)),
+    ((3, 1, 40), lambda a: np.broadcast_to(a, (3, 200, 40))),  # a stride-0 outer dim: rows
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int16, np.bool_])
+@pytest.mark.parametrize("case", range(len(_COPY_CASES)))
+def test_strided_copies_move_every_element_once(case, dtype):
+    # .contiguous() of permuted, sliced and broadcast views: rows, tiled transposes (partial
+    # tiles, threaded or not) and the elementwise fallback all give NumPy's copy
+    from dynagrad.kernels import strided_copy
+    shape, view = _COPY_CASES[case]
+    a = np.random.default_rng(case).standard_normal(shape) * 100
+    src = view(a.astype(dtype))
+    out = np.full(src.shape, 7, dtype)
+    applies = strided_copy.copy(src, out)
+    assert applies == (case not in (5, 7, 8, 9))
+    if applies:
+        np.testing.assert_array_equal(out, src)
+    from dynagrad.ops.movement import copy_array  # what .contiguous() and clone() call
+    out2 = np.empty(src.shape, dtype)
+    copy_array(src, out2)
+    np.testing.assert_array_equal(out2, src)
+
+
+def test_contiguous_of_permuted_tensors_and_its_gradient():
+    a = np.random.default_rng(2).standard_normal((8, 16, 20, 24)).astype(np.float32)
+    t = dg.tensor(a, requires_grad=True)
+    y = t.permute(0, 2, 3, 1).contiguous()
+    assert y.is_contiguous()
+    np.testing.assert_array_equal(y.detach().numpy(), a.transpose(0, 2, 3, 1))
+    g = np.random.default_rng(3).standard_normal(y.shape).astype(np.float32)
+    y.backward(dg.tensor(g))
+    np.testing.assert_array_equal(t.grad.numpy(), g.transpose(0, 3, 1, 2))
+    np.testing.assert_array_equal(dg.tensor(a).transpose(1, 2).contiguous().numpy(),
+                                  np.ascontiguousarray(a.transpose(0, 2, 1, 3)))

@@ -448,6 +448,69 @@ def kernel(x, largest, out):
     return src, "kernel", sig, f"top_rows {dtype}"
 
 
+COPY_TILE = 16  # a transposing copy moves tiles of this many elements square
+
+
+def strided_copy(dtype: str) -> tuple:
+    """``out = src`` for a C-contiguous ``out`` of at most 4 dims, from anywhere in ``span``.
+
+    ``span`` is a 1-D view of the source's memory from its first element; ``shape``, ``src_step``
+    and ``out_step`` (int64[4], in elements) describe the four loop dims. Where
+    ``src_step[3] == 1`` each ``(i0, i1, i2)`` copies one contiguous row, a vectorized loop;
+    otherwise ``src_step[2] == 1`` and ``out_step[3] == 1`` (a transpose) and the copy runs in
+    ``COPY_TILE``-square tiles, whose source and output lines both stay in L1 (a (4096, 512)
+    transpose on one thread: 16 -> 978 us, 32 -> 1124, 64 -> 1674). Work items ``[lo, hi)``
+    are rows, or strips of ``COPY_TILE`` along dim 2, in loop order, so that threads can share
+    them out. Rows and tile columns are taken as views first: indexing them with a loop counter
+    that cannot be negative keeps the index free of Python's wraparound (rows of 32: 181 -> 45
+    us for 16k). The caller copies every dtype of one size through one integer type.
+    """
+    src = HEADER + _decorator() + f"""\
+def kernel(span, shape, src_step, out_step, lo, hi, out):
+    n1, n2, n3 = shape[1], shape[2], shape[3]
+    s0, s1, s2, s3 = src_step[0], src_step[1], src_step[2], src_step[3]
+    o0, o1, o2 = out_step[0], out_step[1], out_step[2]
+    if s3 == 1:
+        i2 = lo % n2  # then counted on: three divisions per short row took half its time
+        i1 = lo // n2 % n1
+        i0 = lo // (n2 * n1)
+        for _ in range(lo, hi):
+            s = i0 * s0 + i1 * s1 + i2 * s2
+            o = i0 * o0 + i1 * o1 + i2 * o2
+            row = span[s:s + n3]
+            o_row = out[o:o + n3]
+            for k in range(n3):
+                o_row[k] = row[k]
+            i2 += 1
+            if i2 == n2:
+                i2 = 0
+                i1 += 1
+                if i1 == n1:
+                    i1 = 0
+                    i0 += 1
+        return
+    strips = (n2 + {COPY_TILE - 1}) // {COPY_TILE}
+    for item in range(lo, hi):
+        jb = item % strips * {COPY_TILE}
+        i1 = item // strips % n1
+        i0 = item // (strips * n1)
+        je = min(jb + {COPY_TILE}, n2)
+        s = i0 * s0 + i1 * s1
+        o = i0 * o0 + i1 * o1
+        for kb in range(0, n3, {COPY_TILE}):
+            ke = min(kb + {COPY_TILE}, n3)
+            for j in range(jb, je):
+                column = span[s + j + kb * s3:s + j + (ke - 1) * s3 + 1:s3]
+                o_row = out[o + j * o2 + kb:o + j * o2 + ke]
+                for k in range(ke - kb):
+                    o_row[k] = column[k]
+"""
+    steps = _arr("int64", 1, True, True)
+    sig = _sig(_arr(dtype, 1, True, True), steps, steps, steps, types.int64, types.int64,
+               _arr(dtype, 1, True))
+    return src, "kernel", sig, f"strided_copy {dtype}"
+
+
 def gather(dtype: str) -> tuple:
     """``out[o, r, i] = x[o, index[o, r, i], i]`` (indices validated by the caller)."""
     src = HEADER + _decorator() + """\

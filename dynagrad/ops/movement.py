@@ -21,7 +21,7 @@ from ..autograd.function import node_class, record
 from ..dtypes import bool_ as _BOOL
 from ..dtypes import int64 as _INT64
 from ..errors import describe
-from ..kernels import cpu
+from ..kernels import cpu, strided_copy
 from ..kernels.cuda_array import DeviceArray, copy_into
 from ..tensor import Tensor, _view, _wrap
 from ._util import as_tensor_arg, shape_arg, wrap_dim
@@ -56,6 +56,9 @@ def copy_array(src: np.ndarray, dst: np.ndarray) -> None:
     src = host(src)
     if src.dtype != dst.dtype or src.dtype == np.float16:
         np.copyto(dst, src, casting="unsafe")
+        return
+    if (src.size >= strided_copy.MIN_ELEMENTS and src.shape == dst.shape
+            and not src.flags.c_contiguous and strided_copy.copy(src, dst)):
         return
     t = cpu.type_name(src.dtype)
     if src.ndim == 0:
