@@ -233,7 +233,8 @@ def test_batchnorm_errors():
 
 # --- layer norm ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("shape,ns", [((4, 6), (6,)), ((2, 3, 4, 5), (4, 5)), ((7,), 7)])
+@pytest.mark.parametrize("shape,ns", [((4, 6), (6,)), ((2, 3, 4, 5), (4, 5)), ((7,), 7),
+                                      ((3, 200, 300), (300,))])  # rows split among threads
 @pytest.mark.parametrize("affine,bias", [(True, True), (True, False), (False, False)])
 def test_layer_norm_module_matches_torch(shape, ns, affine, bias):
     ours = nn.LayerNorm(ns, eps=1e-4, elementwise_affine=affine, bias=bias)

@@ -22,6 +22,7 @@ import math
 
 import numpy as np
 
+from ..._batch_parallel import run_split
 from ...autograd import grad_mode
 from ...autograd.function import Node, record
 from ...dtypes import float64
@@ -270,7 +271,37 @@ class NativeLayerNormBackward0(Node):
         x, w, b = self.saved_tensors
         if grad_mode.GRAD_ENABLED[0]:  # create_graph: the gradient must be differentiable
             return _composed_backward(g, x, w, b, self.eps, (1,), (0,), (1, -1), None)
-        return _fused_backward("layer_norm_backward", g, x, w, b, (self.mean, self.rstd))
+        return _layer_norm_backward(g, x, w, b, self.mean, self.rstd)
+
+
+# Layer norms of at least this many elements run their rows in slices on all cores (run_split,
+# like the pools): (256, 8192) float32 forward and backward took 2.2 ms on one core.
+SPLIT_MIN_ELEMENTS = 1 << 17
+
+
+def _layer_norm_backward(g: Tensor, x: Tensor, w, b, mean: np.ndarray, rstd: np.ndarray):
+    """``(gx, gw, gb)`` of layer norm over the rows of ``x``; each slice of rows sums its own
+    ``gw``/``gb`` partials, added up here (None for an absent parameter)."""
+    cdt = x.dtype.compute
+    xa = np.ascontiguousarray(x._data, dtype=cdt.np)
+    ga = np.ascontiguousarray(g._data, dtype=cdt.np)
+    M, K = xa.shape
+    gx = np.empty_like(xa)
+    wa = _param_array(w, K, 1.0, cdt.np)
+    kernel = _kernel("layer_norm_backward", cdt.name)
+
+    def rows(lo: int, hi: int) -> tuple:
+        gw, gb = np.empty(K), np.empty(K)
+        kernel(ga[lo:hi], xa[lo:hi], mean[lo:hi], rstd[lo:hi], wa, gx[lo:hi], gw, gb)
+        return gw, gb
+    parts = run_split(M, rows, split=xa.size >= SPLIT_MIN_ELEMENTS)
+    gw, gb = parts[0]
+    for pw, pb in parts[1:]:
+        gw += pw
+        gb += pb
+    return (_wrap(gx.astype(x.dtype.np, copy=False), x.dtype),
+            None if w is None else _grad_like(gw, w),
+            None if b is None else _grad_like(gb, b))
 
 
 def _layer_norm_rows(x2: Tensor, weight, bias, eps: float) -> Tensor:
@@ -282,9 +313,10 @@ def _layer_norm_rows(x2: Tensor, weight, bias, eps: float) -> Tensor:
     xa = np.ascontiguousarray(x2._data, dtype=cdt.np)
     y = np.empty_like(xa)
     mean, rstd = np.empty(M), np.empty(M)
-    _kernel("layer_norm_forward", cdt.name)(
-        xa, _param_array(weight, K, 1.0, cdt.np), _param_array(bias, K, 0.0, cdt.np),
-        float(eps), y, mean, rstd)
+    kernel = _kernel("layer_norm_forward", cdt.name)
+    wa, ba = _param_array(weight, K, 1.0, cdt.np), _param_array(bias, K, 0.0, cdt.np)
+    run_split(M, lambda lo, hi: kernel(xa[lo:hi], wa, ba, float(eps), y[lo:hi], mean[lo:hi],
+                                       rstd[lo:hi]), split=xa.size >= SPLIT_MIN_ELEMENTS)
     out = _wrap(y.astype(x2.dtype.np, copy=False), x2.dtype)
     _record_fused(NativeLayerNormBackward0, x2, weight, bias, out, mean=mean, rstd=rstd,
                   eps=float(eps))
