@@ -268,6 +268,9 @@ def test_gather_forward(name, shape, dim, index, dtype, transposed):
 def test_gather_gradcheck(name, shape, dim, index):
     x = dg.tensor(data(shape, 2), dtype=dg.float64, requires_grad=True)
     assert gradcheck(lambda t: t.gather(dim, idx(index)), (x,))
+    # the backward accumulates into fresh zeros; with create_graph it composes scatter_add
+    g = dg.tensor(data(np.shape(index), 3), dtype=dg.float64, requires_grad=True)
+    assert dg.autograd.gradgradcheck(lambda t: t.gather(dim, idx(index)), (x,), (g,))
 
 
 # (name, x shape, dim, index with unique targets along dim, src shape)

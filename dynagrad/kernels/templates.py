@@ -516,6 +516,14 @@ def gather(dtype: str) -> tuple:
     src = HEADER + _decorator() + """\
 def kernel(x, index, out):
     O, R, I = out.shape
+    if I == 1:  # along the last dim: one loop over rows of views, not 3-D indexing per element
+        for o in range(O):
+            x_row = x[o, :, 0]
+            i_row = index[o, :, 0]
+            o_row = out[o, :, 0]
+            for r in range(R):
+                o_row[r] = x_row[i_row[r]]
+        return
     for o in range(O):
         for r in range(R):
             for i in range(I):
@@ -531,6 +539,14 @@ def scatter(dtype: str, accumulate: bool) -> tuple:
     src = HEADER + _decorator() + f"""\
 def kernel(out, index, src):
     O, R, I = index.shape
+    if I == 1:  # along the last dim (see gather)
+        for o in range(O):
+            o_row = out[o, :, 0]
+            i_row = index[o, :, 0]
+            s_row = src[o, :, 0]
+            for r in range(R):
+                o_row[i_row[r]] {op} s_row[r]
+        return
     for o in range(O):
         for r in range(R):
             for i in range(I):

@@ -499,7 +499,12 @@ def _compute_dtype(t: Tensor) -> np.dtype:
 
 def _gather_back(node, g):
     (x_shape, d, index) = node.args
-    return (scatter_add(g.new_zeros(x_shape), d, index, g), None)
+    zeros = g.new_zeros(x_shape)
+    if grad_mode.GRAD_ENABLED[0]:  # create_graph: the gradient must be differentiable
+        return (scatter_add(zeros, d, index, g), None)
+    # accumulate straight into the fresh zeros (scatter_add would copy them first)
+    return (_wrap(_scatter_impl("scatter_add", zeros, d, index, g, True, fresh=True), g.dtype),
+            None)
 
 
 def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
@@ -545,8 +550,11 @@ def _scatter_add_back(node, g):
     return g, None, _src_grad(g, d, index, src_shape)
 
 
-def _scatter_impl(op, x, d, index, src, accumulate) -> np.ndarray:
-    out = _c_copy(x)
+def _scatter_impl(op, x, d, index, src, accumulate, fresh: bool = False) -> np.ndarray:
+    """``x``'s data with ``src`` scattered into a copy of it, or into it where ``fresh`` (``x``
+    is a new tensor nobody else holds)."""
+    fresh = fresh and x._data.dtype == _compute_dtype(x) and x._data.flags.c_contiguous
+    out = x._data if fresh else _c_copy(x)
     if isinstance(src, Tensor):
         s = src._data.astype(out.dtype, copy=False)
     else:
