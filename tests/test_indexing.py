@@ -699,3 +699,20 @@ def test_topk_of_small_k_keeps_the_stable_sort_order_with_ties_and_nan(dtype, la
             want = np.take(_argsort_array(x, dim % 3, largest), np.arange(k), axis=dim)
             np.testing.assert_array_equal(got.indices.numpy(), want)
             np.testing.assert_array_equal(got.values.numpy(), np.take_along_axis(x, want, dim))
+
+
+@pytest.mark.parametrize("descending", [False, True])
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_large_sorts_split_among_threads_match_torchs_stable_sort(dim, descending):
+    # from SORT_SPLIT_MIN_ELEMENTS the lines sort in slices on all cores: the result is still
+    # the one stable order (ties in original order, NaN largest) along any dim
+    torch = pytest.importorskip("torch")
+    from dynagrad.ops.indexing import SORT_SPLIT_MIN_ELEMENTS
+    rng = np.random.default_rng(9)
+    x = rng.integers(0, 50, (37, 300, 8)).astype(np.float32)
+    x[rng.random(x.shape) < 0.02] = np.nan
+    assert x.size >= SORT_SPLIT_MIN_ELEMENTS
+    got = dg.tensor(x).sort(dim, descending=descending)
+    want = torch.tensor(x).sort(dim=dim, descending=descending, stable=True)
+    np.testing.assert_array_equal(got.indices.numpy(), want.indices.numpy())
+    np.testing.assert_array_equal(got.values.numpy(), want.values.numpy())

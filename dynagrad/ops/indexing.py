@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 
+from .._batch_parallel import run_split
 from ..autograd import grad_mode
 from ..autograd.function import node_class, record
 from ..dtypes import bool_, int64
@@ -758,13 +759,26 @@ def argwhere(input: Tensor) -> Tensor:
 
 # --- sort / topk --------------------------------------------------------------------------
 
+# Sorts of at least this many elements share their lines among the cores (run_split: NumPy's
+# sort releases the GIL): (4096, 512) float32 along dim 1 took 68 ms on one core.
+SORT_SPLIT_MIN_ELEMENTS = 1 << 16
+
+
 def _argsort_array(arr: np.ndarray, d: int, descending: bool) -> np.ndarray:
-    if not descending:
-        return np.argsort(arr, axis=d, kind="stable")
-    n = arr.shape[d]
-    rev = np.flip(arr, axis=d)
-    idx = np.flip(np.argsort(rev, axis=d, kind="stable"), axis=d)
-    return (n - 1) - idx
+    """NumPy's stable argsort along ``d``; descending keeps ties in their original order."""
+    lines = np.moveaxis(arr, d, -1)
+    n = lines.shape[-1]
+    rows = lines.reshape(-1, n)
+    order = np.empty(rows.shape, np.int64)
+
+    def sort_rows(lo: int, hi: int) -> None:
+        if not descending:
+            order[lo:hi] = np.argsort(rows[lo:hi], axis=-1, kind="stable")
+            return
+        rev = np.argsort(rows[lo:hi, ::-1], axis=-1, kind="stable")
+        order[lo:hi] = (n - 1) - rev[:, ::-1]
+    run_split(rows.shape[0], sort_rows, split=arr.size >= SORT_SPLIT_MIN_ELEMENTS)
+    return np.moveaxis(order.reshape(lines.shape), -1, d)
 
 
 # Up to this k, topk keeps each row's k best in a sorted buffer (one pass over the row) instead
