@@ -615,3 +615,21 @@ def test_large_row_reductions_share_rows_among_threads_with_the_same_results(dty
     np.testing.assert_allclose(t.sum(1).numpy(), want, rtol=1e-6 if dtype != np.int32 else 0)
     if dtype != np.int32:
         np.testing.assert_allclose(t.mean(1).numpy(), want / 700, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("dim", [0, 1, 2])
+@pytest.mark.parametrize("op", ["argmax", "argmin", "max", "min"])
+def test_large_arg_reductions_along_any_dim_match_torch(op, dim):
+    # rows along the last dim split among the cores; along an outer dim every column keeps its
+    # best in a vectorized select: first index among ties, NaN the winner, as PyTorch
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(10)
+    x = rng.integers(0, 9, (60, 50, 70)).astype(np.float32)
+    x[rng.random(x.shape) < 0.001] = np.nan
+    got = getattr(dg.tensor(x), op)(dim)
+    want = getattr(torch.tensor(x), op)(dim)
+    if op.startswith("arg"):
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+    else:
+        np.testing.assert_array_equal(got.indices.numpy(), want.indices.numpy())
+        np.testing.assert_array_equal(got.values.numpy(), want.values.numpy())

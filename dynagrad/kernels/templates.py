@@ -381,16 +381,33 @@ def arg_reduce(better: str, in_type: str) -> tuple:
     src = HEADER + _decorator() + f"""\
 def kernel(x, out):
     O, R, I = x.shape
-    for o in range(O):
-        for i in range(I):
-            best = x[o, 0, i]
+    if I == 1:
+        for o in range(O):
+            row = x[o, :, 0]
+            best = row[0]
             idx = 0
             for r in range(1, R):
-                v = x[o, r, i]
+                v = row[r]
                 if {better}:
                     best = v
                     idx = r
-            out[o, i] = idx
+            out[o, 0] = idx
+        return
+    # along an outer dim: walk the rows in order, each column keeping its best so far (selects
+    # over contiguous rows vectorize; a walk down each column touched a new line per element)
+    bests = np.empty(I, x.dtype)
+    for o in range(O):
+        bests[:] = x[o, 0]
+        idx_row = out[o]
+        idx_row[:] = 0
+        for r in range(1, R):
+            row = x[o, r]
+            for i in range(I):
+                v = row[i]
+                best = bests[i]
+                win = {better}
+                bests[i] = v if win else best
+                idx_row[i] = r if win else idx_row[i]
 """
     sig = _sig(_arr(in_type, 3, True, True), _arr("int64", 2, True))
     return src, "kernel", sig, f"arg_reduce[{better}] {in_type}"
