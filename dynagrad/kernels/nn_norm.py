@@ -136,12 +136,15 @@ def kernel(g, x, mean, invstd, weight, training, gx, gw, gb):
 def layer_norm_forward(dtype: str) -> tuple:
     """Row statistics of ``x (M,K)`` and ``y = (x - mean) * rstd * weight + bias``.
 
-    Arguments: ``x``, ``weight (K,)``, ``bias (K,)``, ``eps``, outputs ``y (M,K)``, ``mean (M,)``
-    and ``rstd (M,)`` in float64.
+    Arguments: ``x``, ``weight (G,K)``, ``bias (G,K)``, ``first``, ``eps``, outputs ``y (M,K)``,
+    ``mean (M,)`` and ``rstd (M,)`` in float64. Row ``i`` is row ``first + i`` of the whole
+    input and takes row ``(first + i) % G`` of each parameter table: one row for layer norm (or
+    an absent parameter), a group's per-column table for group norm, whose rows are ``(sample,
+    group)`` pairs.
     """
     dt = f"np.{dtype}"
     src = HEADER + _DECORATOR + f"""\
-def kernel(x, weight, bias, eps, y, mean, rstd):
+def kernel(x, weight, bias, first, eps, y, mean, rstd):
     M, K = x.shape
     for i in range(M):
         xr = x[i]
@@ -158,12 +161,14 @@ def kernel(x, weight, bias, eps, y, mean, rstd):
         rstd[i] = r
         mf = {dt}(m)
         rf = {dt}(r)
+        wr = weight[(first + i) % weight.shape[0]]
+        br = bias[(first + i) % bias.shape[0]]
         yr = y[i]
         for j in range(K):
-            yr[j] = (xr[j] - mf) * rf * weight[j] + bias[j]
+            yr[j] = (xr[j] - mf) * rf * wr[j] + br[j]
 """
-    sig = (_arr(dtype, 2, True, True), _arr(dtype, 1, True, True), _arr(dtype, 1, True, True),
-           _F64, _arr(dtype, 2, True), _arr("float64", 1, True), _arr("float64", 1, True))
+    sig = (_arr(dtype, 2, True, True), _arr(dtype, 2, True, True), _arr(dtype, 2, True, True),
+           _I64, _F64, _arr(dtype, 2, True), _arr("float64", 1, True), _arr("float64", 1, True))
     return src, "kernel", sig, f"layer_norm_forward {dtype}"
 
 
@@ -171,13 +176,14 @@ def layer_norm_backward(dtype: str) -> tuple:
     """``grad_input``, ``grad_weight``, ``grad_bias`` of layer norm over rows of ``(M,K)``.
 
     Arguments: ``grad_out (M,K)``, ``x (M,K)``, ``mean (M,)``, ``rstd (M,)`` (float64),
-    ``weight (K,)``, outputs ``grad_input (M,K)``, ``grad_weight (K,)``, ``grad_bias (K,)``
-    (float64, overwritten).
+    ``weight (G,K)``, ``first`` (rows as in ``layer_norm_forward``), outputs ``grad_input
+    (M,K)``, ``grad_weight`` and ``grad_bias`` (float64 ``(groups, K)`` tables, overwritten).
     """
     dt = f"np.{dtype}"
     src = HEADER + _DECORATOR + f"""\
-def kernel(g, x, mean, rstd, weight, gx, gw, gb):
+def kernel(g, x, mean, rstd, weight, first, gx, gw, gb):
     M, K = x.shape
+    G = gw.shape[0]
     gw[:] = 0.0
     gb[:] = 0.0
     for i in range(M):
@@ -185,17 +191,20 @@ def kernel(g, x, mean, rstd, weight, gx, gw, gb):
         xr = x[i]
         m = mean[i]
         r = rstd[i]
+        wr = weight[(first + i) % weight.shape[0]]
+        gwr = gw[(first + i) % G]
+        gbr = gb[(first + i) % G]
         # a = sum(g*w), b = sum(g*w*(x - m)); the parameter gradients accumulate per column
         a = 0.0
         b = 0.0
         for j in range(K):
             gv = np.float64(gr[j])
             xc = np.float64(xr[j]) - m
-            gwv = gv * np.float64(weight[j])
+            gwv = gv * np.float64(wr[j])
             a += gwv
             b += gwv * xc
-            gw[j] += gv * xc * r
-            gb[j] += gv
+            gwr[j] += gv * xc * r
+            gbr[j] += gv
         # grad_input = r * (g*w - mean(g*w) - xhat * mean(g*w*xhat))
         mf = {dt}(m)
         rf = {dt}(r)
@@ -203,9 +212,9 @@ def kernel(g, x, mean, rstd, weight, gx, gw, gb):
         cb = {dt}(b * r * r / K)
         out = gx[i]
         for j in range(K):
-            out[j] = rf * (gr[j] * weight[j] - ca) - (xr[j] - mf) * (rf * cb)
+            out[j] = rf * (gr[j] * wr[j] - ca) - (xr[j] - mf) * (rf * cb)
 """
     sig = (_arr(dtype, 2, True, True), _arr(dtype, 2, True, True), _arr("float64", 1, True, True),
-           _arr("float64", 1, True, True), _arr(dtype, 1, True, True), _arr(dtype, 2, True),
-           _arr("float64", 1, True), _arr("float64", 1, True))
+           _arr("float64", 1, True, True), _arr(dtype, 2, True, True), _I64, _arr(dtype, 2, True),
+           _arr("float64", 2, True), _arr("float64", 2, True))
     return src, "kernel", sig, f"layer_norm_backward {dtype}"

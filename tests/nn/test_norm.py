@@ -290,7 +290,8 @@ def test_layer_norm_errors():
 
 # --- group / instance / rms ---------------------------------------------------------------
 
-@pytest.mark.parametrize("shape,groups", [((2, 6, 5), 3), ((3, 4, 2, 3), 2), ((2, 4), 4)])
+@pytest.mark.parametrize("shape,groups", [((2, 6, 5), 3), ((3, 4, 2, 3), 2), ((2, 4), 4),
+                                          ((15, 32, 24, 24), 4)])  # threaded, 30-row slices
 def test_group_norm_matches_torch(shape, groups):
     ours, theirs = nn.GroupNorm(groups, shape[1]), tnn.GroupNorm(groups, shape[1])
     _randomize_affine(ours, 15)
@@ -313,6 +314,12 @@ def test_group_norm_gradcheck_and_errors():
     w = dg.tensor(rng.standard_normal(4), requires_grad=True)
     b = dg.tensor(rng.standard_normal(4), requires_grad=True)
     assert dg.autograd.gradcheck(lambda x, w, b: F.group_norm(x, 2, w, b), (x, w, b))
+    assert dg.autograd.gradcheck(lambda x, w: F.group_norm(x, 2, w), (x, w))
+    assert dg.autograd.gradcheck(lambda x, b: F.group_norm(x, 2, None, b), (x, b))
+    # one fused node; its double backward composes ops over (sample, group, channel, position)
+    node = F.group_norm(x, 2, w, b).grad_fn.next_functions[0][0]  # (under the reshape back)
+    assert type(node).__name__ == "NativeGroupNormBackward0"
+    assert dg.autograd.gradgradcheck(lambda x, w, b: F.group_norm(x, 2, w, b), (x, w, b))
     with pytest.raises(RuntimeError, match=r"divisible by num_groups, but got input of shape "
                                            r"\[2, 6, 4\] and num_groups=4"):
         F.group_norm(dg.randn(2, 6, 4), 4)

@@ -266,12 +266,27 @@ def layer_norm_composite(x2: Tensor, weight, bias, eps: float) -> Tensor:
 
 class NativeLayerNormBackward0(Node):
     """Backward of layer norm over the rows of an ``(M, K)`` input, all gradients in one kernel."""
+    groups = spread = 1  # the parameter tables' shape (see ``_layer_norm_rows``)
 
     def backward(self, g):
         x, w, b = self.saved_tensors
         if grad_mode.GRAD_ENABLED[0]:  # create_graph: the gradient must be differentiable
-            return _composed_backward(g, x, w, b, self.eps, (1,), (0,), (1, -1), None)
-        return _layer_norm_backward(g, x, w, b, self.mean, self.rstd)
+            return self._composed(g, x, w, b)
+        return _layer_norm_backward(g, x, w, b, self.mean, self.rstd, self.groups, self.spread)
+
+    def _composed(self, g, x, w, b):
+        return _composed_backward(g, x, w, b, self.eps, (1,), (0,), (1, -1), None)
+
+
+class NativeGroupNormBackward0(NativeLayerNormBackward0):
+    """Backward of group norm: layer norm over ``(sample, group)`` rows whose per-channel
+    parameters cover ``spread`` columns each."""
+
+    def _composed(self, g, x, w, b):
+        grouped = (x.shape[0] // self.groups, self.groups, x.shape[1] // self.spread, self.spread)
+        gx, gw, gb = _composed_backward(g.reshape(grouped), x.reshape(grouped), w, b, self.eps,
+                                        (2, 3), (0, 3), (1, self.groups, -1, 1), None)
+        return gx.reshape(x.shape), gw, gb
 
 
 # Layer norms of at least this many elements run their rows in slices on all cores (run_split,
@@ -279,33 +294,50 @@ class NativeLayerNormBackward0(Node):
 SPLIT_MIN_ELEMENTS = 1 << 17
 
 
-def _layer_norm_backward(g: Tensor, x: Tensor, w, b, mean: np.ndarray, rstd: np.ndarray):
+def _param_table(p: Tensor | None, groups: int, spread: int, K: int, fill: float,
+                 np_dtype) -> np.ndarray:
+    """The kernels' ``(groups, K)`` table of a parameter: row ``g`` holds group ``g``'s entries,
+    each repeated ``spread`` times (group norm's channels over their positions); one row of
+    ``fill`` when absent."""
+    if p is None:
+        return np.full((1, K), fill, np_dtype)
+    table = np.ascontiguousarray(p._data.reshape(groups, -1), dtype=np_dtype)
+    return table if spread == 1 else np.repeat(table, spread, axis=1)
+
+
+def _layer_norm_backward(g: Tensor, x: Tensor, w, b, mean: np.ndarray, rstd: np.ndarray,
+                         groups: int = 1, spread: int = 1) -> tuple:
     """``(gx, gw, gb)`` of layer norm over the rows of ``x``; each slice of rows sums its own
-    ``gw``/``gb`` partials, added up here (None for an absent parameter)."""
+    ``gw``/``gb`` tables, added up here (None for an absent parameter)."""
     cdt = x.dtype.compute
     xa = np.ascontiguousarray(x._data, dtype=cdt.np)
     ga = np.ascontiguousarray(g._data, dtype=cdt.np)
     M, K = xa.shape
     gx = np.empty_like(xa)
-    wa = _param_array(w, K, 1.0, cdt.np)
+    wa = _param_table(w, groups, spread, K, 1.0, cdt.np)
     kernel = _kernel("layer_norm_backward", cdt.name)
 
     def rows(lo: int, hi: int) -> tuple:
-        gw, gb = np.empty(K), np.empty(K)
-        kernel(ga[lo:hi], xa[lo:hi], mean[lo:hi], rstd[lo:hi], wa, gx[lo:hi], gw, gb)
+        gw, gb = np.empty((groups, K)), np.empty((groups, K))
+        kernel(ga[lo:hi], xa[lo:hi], mean[lo:hi], rstd[lo:hi], wa, lo, gx[lo:hi], gw, gb)
         return gw, gb
     parts = run_split(M, rows, split=xa.size >= SPLIT_MIN_ELEMENTS)
     gw, gb = parts[0]
     for pw, pb in parts[1:]:
         gw += pw
         gb += pb
+    # a channel's gradient sums its ``spread`` columns
     return (_wrap(gx.astype(x.dtype.np, copy=False), x.dtype),
-            None if w is None else _grad_like(gw, w),
-            None if b is None else _grad_like(gb, b))
+            None if w is None else _grad_like(gw.reshape(groups, -1, spread).sum(2), w),
+            None if b is None else _grad_like(gb.reshape(groups, -1, spread).sum(2), b))
 
 
-def _layer_norm_rows(x2: Tensor, weight, bias, eps: float) -> Tensor:
-    """Layer norm of each row of the 2-D tensor ``x2``; ``weight``/``bias`` have ``K`` entries."""
+def _layer_norm_rows(x2: Tensor, weight, bias, eps: float, groups: int = 1, spread: int = 1,
+                     node_cls: type[Node] = NativeLayerNormBackward0) -> Tensor:
+    """Layer norm of each row of the 2-D tensor ``x2`` (M, K), then ``* weight + bias`` per
+    column, ``weight``/``bias`` with ``K`` entries; or, with ``groups`` > 1 (group norm: row
+    ``i`` is group ``i % groups`` of a sample), ``K / spread`` entries per group, each covering
+    ``spread`` columns."""
     if any_cuda(x2, weight, bias):
         return layer_norm_composite(x2, weight, bias, eps)
     M, K = x2._data.shape
@@ -314,12 +346,13 @@ def _layer_norm_rows(x2: Tensor, weight, bias, eps: float) -> Tensor:
     y = np.empty_like(xa)
     mean, rstd = np.empty(M), np.empty(M)
     kernel = _kernel("layer_norm_forward", cdt.name)
-    wa, ba = _param_array(weight, K, 1.0, cdt.np), _param_array(bias, K, 0.0, cdt.np)
-    run_split(M, lambda lo, hi: kernel(xa[lo:hi], wa, ba, float(eps), y[lo:hi], mean[lo:hi],
+    wa = _param_table(weight, groups, spread, K, 1.0, cdt.np)
+    ba = _param_table(bias, groups, spread, K, 0.0, cdt.np)
+    run_split(M, lambda lo, hi: kernel(xa[lo:hi], wa, ba, lo, float(eps), y[lo:hi], mean[lo:hi],
                                        rstd[lo:hi]), split=xa.size >= SPLIT_MIN_ELEMENTS)
     out = _wrap(y.astype(x2.dtype.np, copy=False), x2.dtype)
-    _record_fused(NativeLayerNormBackward0, x2, weight, bias, out, mean=mean, rstd=rstd,
-                  eps=float(eps))
+    _record_fused(node_cls, x2, weight, bias, out, mean=mean, rstd=rstd, eps=float(eps),
+                  groups=groups, spread=spread)
     return out
 
 
@@ -388,6 +421,9 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
                                f"the number of channels in input, but got {name} of shape "
                                f"{list(p.shape)} and input of shape {list(shape)}")
     rows = N * num_groups
+    if not any_cuda(input, weight, bias):  # one kernel each way, the affine included
+        return _layer_norm_rows(input.reshape(rows, -1), weight, bias, eps, num_groups,
+                                math.prod(shape[2:]), NativeGroupNormBackward0).reshape(shape)
     y = _layer_norm_rows(input.reshape(rows, -1), None, None, eps).reshape(shape)
     affine_shape = (1, C) + (1,) * (len(shape) - 2)
     if weight is not None:
