@@ -544,3 +544,22 @@ def test_contiguous_of_permuted_tensors_and_its_gradient():
     np.testing.assert_array_equal(t.grad.numpy(), g.transpose(0, 3, 1, 2))
     np.testing.assert_array_equal(dg.tensor(a).transpose(1, 2).contiguous().numpy(),
                                   np.ascontiguousarray(a.transpose(0, 2, 1, 3)))
+
+
+def test_large_elementwise_ops_copy_strided_operands_first():
+    # operands shaped like the output but transposed or sliced are copied to contiguous arrays
+    # (rows or tiled transposes), then the flat or broadcast kernels run; results as NumPy's
+    rng = np.random.default_rng(12)
+    a = rng.standard_normal((700, 400)).astype(np.float32)
+    b = rng.standard_normal((400, 700)).astype(np.float32)
+    A, B = dg.tensor(a), dg.tensor(b)
+    assert a.size >= cpu.BROADCAST_LAYOUT_MIN_ELEMENTS
+    np.testing.assert_array_equal((A.t() + B).numpy(), a.T + b)
+    np.testing.assert_array_equal(A.t().relu().numpy(), np.maximum(a.T, 0))
+    np.testing.assert_array_equal((A[:, :200] * A[:, 200:]).numpy(), a[:, :200] * a[:, 200:])
+    bias = rng.standard_normal(700).astype(np.float32)
+    np.testing.assert_array_equal((A.t() - dg.tensor(bias)).numpy(), a.T - bias)
+    np.testing.assert_allclose(A.t().tanh().numpy(), np.tanh(a.T), rtol=1e-6, atol=1e-7)
+    y = B.clone()
+    y.t().add_(A)  # the output itself is strided: written in place through the view
+    np.testing.assert_array_equal(y.numpy(), b + a.T)

@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from .._batch_parallel import run_split
-from . import templates, worker_pool
+from . import strided_copy, templates, worker_pool
 from .cache import _memory, _stats, lookup
 
 # Below this many elements a kernel on Numba's pool (or split by ``run_split``) runs on one
@@ -68,6 +68,11 @@ def elementwise(expr: str, kinds: tuple, types: tuple, out_type: str, operands: 
         else:
             kernel(*args, out.ravel())
         return
+    if out.size >= BROADCAST_LAYOUT_MIN_ELEMENTS and out.flags.c_contiguous:
+        copied = _contiguous_copies(operands, kinds, out)
+        if copied is not None:
+            elementwise(expr, kinds, types, out_type, copied, out, params)
+            return
     compact = (_compact_broadcast(operands, marked, out)
                if out.size >= BROADCAST_LAYOUT_MIN_ELEMENTS and out.flags.c_contiguous else None)
     layout = "s" if compact is None else "b"
@@ -83,6 +88,21 @@ def elementwise(expr: str, kinds: tuple, types: tuple, out_type: str, operands: 
         _strided(kernel, operands, kinds, out, tuple(p[2] for p in params))
     else:
         kernel(*(o for o, k in zip(operands, kinds) if k != "o"), *(p[2] for p in params), out4)
+
+
+def _contiguous_copies(operands: tuple, kinds: tuple, out: np.ndarray):
+    """``operands`` with each array shaped like ``out`` but not C-contiguous (a transposed or
+    sliced view) replaced by a C-contiguous copy, or None where there is none to copy: the
+    copy (rows or tiled transposes, ``strided_copy``) and a vectorized kernel cost less than the
+    strided kernel's scalar loop (``relu(x.t())`` over (4096, 512) float32: 5.6 ms)."""
+    copied, changed = [], False
+    for o, k in zip(operands, kinds):
+        if k == "a" and o.shape == out.shape and not o.flags.c_contiguous and o is not out:
+            tmp = np.empty(o.shape, o.dtype)
+            if strided_copy.copy(o, tmp):
+                o, changed = tmp, True
+        copied.append(o)
+    return tuple(copied) if changed else None
 
 
 def _mark_output(operands: tuple, kinds: tuple, out: np.ndarray) -> tuple:
