@@ -142,20 +142,26 @@ def _np_cross_entropy_fwd_bwd(x: np.ndarray, t: np.ndarray) -> np.ndarray:
     return loss, grad
 
 
+def _loss_steps(loss: str, x: np.ndarray, t: np.ndarray, numpy_twin) -> dict:
+    """``{framework: step}``: ``F.<loss>(x, t).backward()`` with ``x`` requiring grad, and the
+    hand-written NumPy twin of the same forward and backward."""
+    fns = {"numpy": lambda: numpy_twin(x, t)}
+    for fw, (_, nn) in namespaces().items():
+        tx, tt = as_tensors(fw, x, t)
+        tx.requires_grad_()
+
+        def step(fn=getattr(nn.functional, loss), tx=tx, tt=tt):
+            tx.grad = None
+            fn(tx, tt).backward()
+        fns[fw] = step
+    return fns
+
+
 def cross_entropy(rows: int, classes: int):
     """Mean cross-entropy over logits (rows, classes) and int64 targets, forward and backward."""
     def build(cfg) -> dict:
         x, t = randn(rows, classes), np.random.default_rng(1).integers(0, classes, rows)
-        fns = {"numpy": lambda: _np_cross_entropy_fwd_bwd(x, t)}
-        for fw, (_, nn) in namespaces().items():
-            tx, tt = as_tensors(fw, x, t)
-            tx.requires_grad_()
-
-            def step(F=nn.functional, tx=tx, tt=tt):
-                tx.grad = None
-                F.cross_entropy(tx, tt).backward()
-            fns[fw] = step
-        return fns
+        return _loss_steps("cross_entropy", x, t, _np_cross_entropy_fwd_bwd)
     return build
 
 
@@ -167,15 +173,6 @@ def _np_mse_fwd_bwd(x: np.ndarray, t: np.ndarray) -> tuple:
 def mse_loss(rows: int, cols: int):
     """Mean squared error of (rows, cols) predictions against targets, forward and backward."""
     def build(cfg) -> dict:
-        x, t = randn(rows, cols, seed=0), randn(rows, cols, seed=1)
-        fns = {"numpy": lambda: _np_mse_fwd_bwd(x, t)}
-        for fw, (_, nn) in namespaces().items():
-            tx, tt = as_tensors(fw, x, t)
-            tx.requires_grad_()
-
-            def step(F=nn.functional, tx=tx, tt=tt):
-                tx.grad = None
-                F.mse_loss(tx, tt).backward()
-            fns[fw] = step
-        return fns
+        return _loss_steps("mse_loss", randn(rows, cols, seed=0), randn(rows, cols, seed=1),
+                           _np_mse_fwd_bwd)
     return build
