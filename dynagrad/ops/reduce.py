@@ -127,6 +127,9 @@ class SumBackward0(Node):
         return (_wrap(_broadcast_view(gd, tuple(shape)), g.dtype),)
 
 
+_HOST_DIVIDES = (np.dtype(np.float32), np.dtype(np.float64))  # NumPy rounds these like our kernels
+
+
 class MeanBackward0(SumBackward0):
     def backward(self, g):
         if grad_mode.GRAD_ENABLED[0]:  # create_graph: keep the expansion differentiable
@@ -141,9 +144,6 @@ class MeanBackward0(SumBackward0):
         else:
             g = g / self.count
         return super().backward(g)
-
-
-_HOST_DIVIDES = (np.dtype(np.float32), np.dtype(np.float64))  # NumPy rounds these like our kernels
 
 
 def _sum_dtype(x: Tensor, dtype):
@@ -233,8 +233,8 @@ def mean(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
             out = _wrap(res, dt)
             if input._requires_grad and _GRAD[0]:
                 node = MeanBackward0()
-                node.shape, node.dims, node.keepdim, node.count = d.shape, _all_dims(d.ndim), \
-                    False, n
+                node.shape, node.dims, node.keepdim = d.shape, _all_dims(d.ndim), False
+                node.count = n
                 record_one(node, input, out)
             return out
     x = as_tensor_arg(input, "mean")
