@@ -430,6 +430,34 @@ def test_float32_transcendentals_are_accurate_to_a_few_ulp(name, ref):
     np.testing.assert_array_equal(specials, expected.astype(np.float32))
 
 
+@pytest.mark.parametrize("name,ref", [("log2", np.log2), ("log10", np.log10), ("exp2", np.exp2)])
+def test_float32_log2_log10_exp2_are_accurate_and_exact_where_expected(name, ref):
+    # vectorizable float32 forms (log's mantissa split, exp's polynomial): within 2 ulp over the
+    # whole range, subnormals included; exact at powers of two (log2), of ten (log10, as far as
+    # float32 holds them) and at integers (exp2); the special values as NumPy's
+    if name == "exp2":
+        x = np.concatenate([np.linspace(-160, 130, 200001), np.linspace(-1, 1, 20001)])
+        exact = np.arange(-149, 128, dtype=np.float32)
+    else:
+        x = np.concatenate([np.geomspace(1e-45, 3e38, 100001), np.linspace(0.5, 2, 20001)])
+        exact = (2.0 ** np.arange(-149, 128) if name == "log2" else 10.0 ** np.arange(-10, 11))
+    x = x.astype(np.float32)
+    got = getattr(dg, name)(dg.tensor(x)).numpy().astype(np.float64)
+    with np.errstate(all="ignore"):
+        want = ref(x.astype(np.float64))
+        want32 = want.astype(np.float32)
+    normal = np.isfinite(want32) & (np.abs(want32) >= np.finfo(np.float32).tiny)
+    ulp = np.abs(got[normal] - want[normal]) / np.spacing(np.abs(want32[normal]))
+    assert ulp.max() <= 2.0, f"{name}: {ulp.max():.2f} ulp"
+    exact = exact.astype(np.float32)
+    np.testing.assert_array_equal(getattr(dg, name)(dg.tensor(exact)).numpy(),
+                                  ref(exact.astype(np.float64)).astype(np.float32))
+    specials = np.array([np.nan, np.inf, -np.inf, 0.0, -1.0, 200.0, -200.0], np.float32)
+    with np.errstate(all="ignore"):
+        expected = ref(specials.astype(np.float64)).astype(np.float32)
+    np.testing.assert_array_equal(getattr(dg, name)(dg.tensor(specials)).numpy(), expected)
+
+
 @pytest.mark.parametrize("name,ref,low", [("expm1", np.expm1, -40.0), ("log1p", np.log1p, -1.0)])
 def test_float32_expm1_and_log1p_are_accurate_to_a_few_ulp(name, ref, low):
     # vectorizable float32 forms as well, relatively accurate near 0 where exp(x) - 1 and

@@ -36,7 +36,7 @@ from . import scalarlib as _cpu_lib
 
 __all__ = ["math", "np", "sigmoid", "floor_div", "py_mod", "int_fmod", "round_half_even", "frac",
            "nan_to_num", "fmax_nan", "fmin_nan", "fold_max", "fold_min", "clamp", "int_pow", "fexp",
-           "fexpm1", "flog", "flog1p", "ftanh", "fsigmoid", "fgelu", "fgelu_grad", "ferf",
+           "fexpm1", "fexp2", "flog", "flog1p", "flog2", "flog10", "ftanh", "fsigmoid", "fgelu", "fgelu_grad", "ferf",
            "fsilu_grad", "fgelu_tanh_grad", "fmish_grad"]
 
 _SIMULATOR = bool(_config.ENABLE_CUDASIM)
@@ -277,9 +277,30 @@ def _fexpm1(x):
     return lambda x: _pymath.expm1(T(x))
 
 
+def fexp2(x):
+    """2**x (inf on overflow)."""
+    return _np_call(_numpy.exp2, x)
+
+
+@_overload(fexp2)
+def _fexp2(x):
+    T = _float_of(x)
+    return lambda x: T(2.0) ** T(x)
+
+
 def flog(x):
     """log(x) (-inf at 0, nan below)."""
     return _np_call(_numpy.log, x)
+
+
+def flog2(x):
+    """log2(x) (-inf at 0, nan below)."""
+    return _np_call(_numpy.log2, x)
+
+
+def flog10(x):
+    """log10(x) (-inf at 0, nan below)."""
+    return _np_call(_numpy.log10, x)
 
 
 def flog1p(x):
@@ -303,6 +324,8 @@ def _log_on_device(helper, device_log, pole: float) -> None:
 
 _log_on_device(flog, _pymath.log, 0.0)
 _log_on_device(flog1p, _pymath.log1p, -1.0)
+_log_on_device(flog2, _pymath.log2, 0.0)
+_log_on_device(flog10, _pymath.log10, 0.0)
 
 
 fsigmoid = sigmoid  # the CPU's vectorizable float32 form is only a speed trick: same function

@@ -461,16 +461,65 @@ _TINY32 = np.float32(2.0 ** -126)  # the smallest normal float32
 
 
 @numba.njit(inline="always")
-def _log32(x):
-    # a subnormal x is scaled by 2**23 into the normal range first, and 23 taken off k
+def _log_parts32(x):
+    """``_log_split32`` of any positive float32: a subnormal x is scaled by 2**23 into the normal
+    range first, and 23 taken off k."""
     subnormal = x < _TINY32
     kf, log_m = _log_split32(x * np.float32(2.0 ** 23) if subnormal else x)
-    kf = kf - np.float32(23.0) if subnormal else kf
-    res = kf * _LN2_HI + (log_m + kf * _LN2_LO)
+    return (kf - np.float32(23.0) if subnormal else kf), log_m
+
+
+@numba.njit(inline="always")
+def _log_or_special32(x, res):
+    """``res`` for a positive finite x, else a logarithm's value there: inf at inf, -inf at 0,
+    nan below 0 and at nan."""
     if x > np.float32(0.0) and x < np.float32(np.inf):
         return res
     return x if x == np.float32(np.inf) else (np.float32(-np.inf) if x == np.float32(0.0)
                                                else np.float32(np.nan))
+
+
+@numba.njit(inline="always")
+def _log32(x):
+    kf, log_m = _log_parts32(x)
+    return _log_or_special32(x, kf * _LN2_HI + (log_m + kf * _LN2_LO))
+
+
+def _split32(c: float) -> tuple:
+    """``c`` as float32 ``(hi, lo)`` with hi + lo closer to c than float32 holds."""
+    hi = np.float32(c)
+    return hi, np.float32(c - float(hi))
+
+
+# log2(x) = k + log(m) / ln 2, exact at powers of two; log10(x) = k log10(2) + log(m) / ln 10,
+# with k * log10(2) in two parts as log's k * ln 2 (_LOG10_2_HI has 12 bits: k times it is exact)
+_INV_LN2_HI, _INV_LN2_LO = _split32(1.0 / math.log(2.0))
+_INV_LN10_HI, _INV_LN10_LO = _split32(1.0 / math.log(10.0))
+_LOG10_2_HI = np.float32(2466.0 / 8192.0)
+_LOG10_2_LO = np.float32(math.log10(2.0) - 2466.0 / 8192.0)
+
+
+@numba.njit(inline="always")
+def _log2_32(x):
+    kf, log_m = _log_parts32(x)
+    return _log_or_special32(x, kf + _fma32(log_m, _INV_LN2_HI, log_m * _INV_LN2_LO))
+
+
+@numba.njit(inline="always")
+def _log10_32(x):
+    kf, log_m = _log_parts32(x)
+    scaled = _fma32(log_m, _INV_LN10_HI, log_m * _INV_LN10_LO)
+    return _log_or_special32(x, kf * _LOG10_2_HI + (scaled + kf * _LOG10_2_LO))
+
+
+@numba.njit(inline="always")
+def _exp2_32(x):
+    # 2**x = 2**k * exp(r ln 2) with k the nearest integer: r = x - k is exact, and integer x
+    # give exact powers of two; beyond [-151, 129] the result has under- or overflowed already
+    c = min(max(x, np.float32(-151.0)), np.float32(129.0))
+    k = np.floor(c + np.float32(0.5))
+    e = _times_pow2(_expm1_32_reduced((c - k) * np.float32(math.log(2.0))) + np.float32(1.0), k)
+    return e if x == x else x
 
 
 def _float32_or_libm(impl32, libm, doc: str):
@@ -501,6 +550,29 @@ flog = _float32_or_libm(_log32, _log_libm, "log(x) (-inf at 0, nan below); vecto
                         "float32 (use inside kernels).")
 flog1p = _float32_or_libm(_log1p32, _log1p_libm, "log(1 + x), accurate near 0; vectorizable for "
                           "float32 (use inside kernels).")
+
+
+@numba.njit(inline="always")
+def _log2_libm(x):
+    return math.log2(x) if x > 0 else (-math.inf if x == 0 else math.nan)
+
+
+@numba.njit(inline="always")
+def _log10_libm(x):
+    return math.log10(x) if x > 0 else (-math.inf if x == 0 else math.nan)
+
+
+@numba.njit(inline="always")
+def _exp2_libm(x):
+    return 2.0 ** x
+
+
+flog2 = _float32_or_libm(_log2_32, _log2_libm, "log2(x) (-inf at 0, nan below); vectorizable for "
+                         "float32, exact at powers of two (use inside kernels).")
+flog10 = _float32_or_libm(_log10_32, _log10_libm, "log10(x) (-inf at 0, nan below); vectorizable "
+                          "for float32 (use inside kernels).")
+fexp2 = _float32_or_libm(_exp2_32, _exp2_libm, "2**x; vectorizable for float32, exact at integers "
+                         "(use inside kernels).")
 
 
 def fsigmoid(x):

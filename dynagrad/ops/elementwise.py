@@ -652,13 +652,11 @@ _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 # unary, floating result ("float" rule: integer inputs give the default float dtype)
 _UNARY_FLOAT = {
     "exp": ("fexp(x)", lambda g, x, o: g * o, "o"),
-    "exp2": ("2.0 ** x", lambda g, x, o: g * o * _LN2, "o"),
+    "exp2": ("fexp2(x)", lambda g, x, o: g * o * _LN2, "o"),
     "expm1": ("fexpm1(x)", lambda g, x, o: g * (o + 1), "o"),
     "log": ("flog(x)", lambda g, x, o: g / x, "x"),
-    "log2": ("math.log2(x) if x > 0 else (-math.inf if x == 0 else math.nan)",
-             lambda g, x, o: g / (x * _LN2), "x"),
-    "log10": ("math.log10(x) if x > 0 else (-math.inf if x == 0 else math.nan)",
-              lambda g, x, o: g / (x * _LN10), "x"),
+    "log2": ("flog2(x)", lambda g, x, o: g / (x * _LN2), "x"),
+    "log10": ("flog10(x)", lambda g, x, o: g / (x * _LN10), "x"),
     "log1p": ("flog1p(x)", lambda g, x, o: g / (x + 1), "x"),
     "sqrt": ("math.sqrt(x) if x >= 0 else math.nan", lambda g, x, o: g / (2 * o), "o"),
     "rsqrt": ("1.0 / math.sqrt(x) if x >= 0 else math.nan",
