@@ -578,6 +578,13 @@ def index_select(dtype: str) -> tuple:
     src = HEADER + _decorator() + """\
 def kernel(x, index, out):
     O, K, I = out.shape
+    if I == 1:  # along the last dim (see gather)
+        for o in range(O):
+            x_row = x[o, :, 0]
+            o_row = out[o, :, 0]
+            for k in range(K):
+                o_row[k] = x_row[index[k]]
+        return
     for o in range(O):
         for k in range(K):
             j = index[k]
@@ -593,6 +600,13 @@ def index_add(dtype: str) -> tuple:
     src = HEADER + _decorator() + """\
 def kernel(out, index, src):
     O, K, I = src.shape
+    if I == 1:  # along the last dim (see gather)
+        for o in range(O):
+            o_row = out[o, :, 0]
+            s_row = src[o, :, 0]
+            for k in range(K):
+                o_row[index[k]] += s_row[k]
+        return
     for o in range(O):
         for k in range(K):
             j = index[k]
