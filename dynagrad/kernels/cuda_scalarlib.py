@@ -36,8 +36,8 @@ from . import scalarlib as _cpu_lib
 
 __all__ = ["math", "np", "sigmoid", "floor_div", "py_mod", "int_fmod", "round_half_even", "frac",
            "nan_to_num", "fmax_nan", "fmin_nan", "fold_max", "fold_min", "clamp", "int_pow", "fexp",
-           "fexpm1", "fexp2", "flog", "flog1p", "flog2", "flog10", "ftanh", "fsigmoid", "fgelu", "fgelu_grad", "ferf",
-           "fsilu_grad", "fgelu_tanh_grad", "fmish_grad"]
+           "fexpm1", "fexp2", "flog", "flog1p", "flog2", "flog10", "ftanh", "fsigmoid", "fgelu",
+           "fgelu_grad", "ferf", "fsilu_grad", "fgelu_tanh_grad", "fmish_grad"]
 
 _SIMULATOR = bool(_config.ENABLE_CUDASIM)
 _NO_WARNINGS = dict(over="ignore", invalid="ignore", divide="ignore", under="ignore")
