@@ -16,6 +16,7 @@ import numpy as np
 from . import dtypes
 from .device import CPU, as_device
 from .dtypes import dtype as DType
+from .ops._layout import laid_out_like
 from .ops._util import shape_arg
 from .ops.placement import empty as empty_buffer
 from .ops.placement import host, move_array
@@ -195,9 +196,11 @@ def _filled(shape: tuple, value, dt: DType, requires_grad: bool, dev) -> Tensor:
     return t
 
 
-def _like(fn, input: Tensor, *args, dtype=None, device=None, requires_grad=False, **kw):
-    return fn(tuple(input.shape), *args, dtype=dtype or input.dtype,
-              device=input.device if device is None else device, requires_grad=requires_grad)
+def _like(fn, input: Tensor, *args, dtype=None, device=None, requires_grad=False):
+    device = input.device if device is None else device
+    return laid_out_like(lambda shape: fn(shape, *args, dtype=dtype or input.dtype,
+                                          device=device, requires_grad=requires_grad),
+                         tuple(input.shape), input._data)
 
 
 def zeros_like(input: Tensor, *, dtype=None, device=None, requires_grad=False,
@@ -217,8 +220,7 @@ def empty_like(input: Tensor, *, dtype=None, device=None, requires_grad=False,
 
 def full_like(input: Tensor, fill_value, *, dtype=None, device=None, requires_grad=False,
               memory_format=None) -> Tensor:
-    return full(tuple(input.shape), fill_value, dtype=dtype or input.dtype,
-                device=input.device if device is None else device, requires_grad=requires_grad)
+    return _like(full, input, fill_value, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def arange(start, end=None, step=1, *, dtype: DType | None = None, device=None,

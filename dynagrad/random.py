@@ -18,6 +18,7 @@ import numpy as np
 from . import dtypes
 from .device import as_device
 from .dtypes import dtype as DType
+from .ops._layout import laid_out_like
 from .ops._util import shape_arg
 from .autograd.grad_mode import no_grad
 from .kernels import cuda_random, gpu, philox
@@ -303,18 +304,23 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
 
 
 def rand_like(input: Tensor, *, dtype=None, generator=None, requires_grad=False) -> Tensor:
-    return rand(tuple(input.shape), dtype=dtype or input.dtype, generator=generator,
-                device=input.device, requires_grad=requires_grad)
+    return laid_out_like(lambda shape: rand(shape, dtype=dtype or input.dtype,
+                                            generator=generator, device=input.device,
+                                            requires_grad=requires_grad),
+                         tuple(input.shape), input._data)
 
 
 def randn_like(input: Tensor, *, dtype=None, generator=None, requires_grad=False) -> Tensor:
-    return randn(tuple(input.shape), dtype=dtype or input.dtype, generator=generator,
-                 device=input.device, requires_grad=requires_grad)
+    return laid_out_like(lambda shape: randn(shape, dtype=dtype or input.dtype,
+                                             generator=generator, device=input.device,
+                                             requires_grad=requires_grad),
+                         tuple(input.shape), input._data)
 
 
 def randint_like(input: Tensor, low, high=None, *, dtype=None, generator=None) -> Tensor:
-    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype,
-                   generator=generator, device=input.device)
+    return laid_out_like(lambda shape: randint(low, high, shape, dtype=dtype or input.dtype,
+                                               generator=generator, device=input.device),
+                         tuple(input.shape), input._data)
 
 
 def fill_uniform_(t: Tensor, a: float = 0.0, b: float = 1.0, *, generator=None) -> Tensor:

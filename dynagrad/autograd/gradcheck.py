@@ -43,9 +43,9 @@ def _numerical_jacobian(fn, inputs, k, out_index, eps) -> np.ndarray:
 def _analytical_jacobian(fn, inputs, diff_idx, out_index) -> list:
     out = _outputs(fn, inputs)[out_index]
     jacs = [np.zeros((inputs[k].numel(), out.numel())) for k in diff_idx]
-    from .. import zeros_like
+    from .. import zeros
     for j in range(out.numel()):
-        g = zeros_like(out)
+        g = zeros(tuple(out.shape), dtype=out.dtype, device=out.device)  # C order: a view below
         g._data.reshape(-1)[j] = 1.0
         grads = autograd_grad(out, [inputs[k] for k in diff_idx], g, retain_graph=True,
                               allow_unused=True)

@@ -51,6 +51,11 @@ def elementwise(expr: str, kinds: tuple, types: tuple, out_type: str, operands: 
     flat = _flat(operands, kinds, out)
     if not flat and out.flags.c_contiguous:
         operands, kinds, flat = _single_values_as_scalars(operands, kinds, out)
+    elif not flat:
+        permuted = _in_memory_order(operands, kinds, out)
+        if permuted is not None:
+            elementwise(expr, kinds, types, out_type, permuted[0], permuted[1], params)
+            return
     marked = _mark_output(operands, kinds, out)
     if flat:
         kinds = marked
@@ -103,6 +108,26 @@ def _contiguous_copies(operands: tuple, kinds: tuple, out: np.ndarray):
                 o, changed = tmp, True
         copied.append(o)
     return tuple(copied) if changed else None
+
+
+def _in_memory_order(operands: tuple, kinds: tuple, out: np.ndarray):
+    """``(operands, out)`` with every array's dims permuted so that ``out`` is C-contiguous (a
+    dense transposed or permuted output: ``x.t().relu()``, ``x.t().relu_()``), or None where
+    no permutation makes it so. Operands laid out like ``out`` then run the flat kernel."""
+    if out.ndim < 2:
+        return None
+    order = sorted(range(out.ndim), key=lambda d: -abs(out.strides[d]))  # (stable)
+    permuted_out = out.transpose(order)
+    if not permuted_out.flags.c_contiguous:
+        return None
+    permuted = []
+    for o, k in zip(operands, kinds):
+        if o is out:  # an in-place operand stays the output itself (see _mark_output)
+            o = permuted_out
+        elif k == "a":
+            o = o.reshape((1,) * (out.ndim - o.ndim) + o.shape).transpose(order)
+        permuted.append(o)
+    return tuple(permuted), permuted_out
 
 
 def _mark_output(operands: tuple, kinds: tuple, out: np.ndarray) -> tuple:

@@ -24,6 +24,7 @@ from ..errors import describe
 from ..kernels import cpu, strided_copy
 from ..kernels.cuda_array import DeviceArray, copy_into
 from ..tensor import Tensor, _view, _wrap
+from ._layout import output_dim_order
 from ._util import as_tensor_arg, shape_arg, wrap_dim
 from .placement import (common_device, empty, empty_like_array, full_like_array, host,
                         move_array)
@@ -422,16 +423,35 @@ def _identity_back(node, g):
 
 
 def clone(input: Tensor, *, memory_format=None) -> Tensor:
-    """A copy with its own memory (differentiable)."""
-    out = _wrap(fresh_copy(input._data), input.dtype)
-    if _tracks(input):
-        _attach("CloneBackward0", input, out, _identity_back)
-    return out
+    """A copy with its own memory (differentiable), laid out like ``input`` where that is a
+    transposed or permuted one (PyTorch's ``preserve_format``); ``contiguous()`` gives C order.
+
+    Example:
+        >>> import dynagrad as dg
+        >>> dg.zeros(2, 3).t().clone().stride()
+        (1, 2)
+    """
+    arr = input._data
+    order = output_dim_order(arr.shape, [arr]) if type(arr) is np.ndarray else None
+    if order is None:
+        data = fresh_copy(arr)
+    else:  # a C-order copy of the permuted view, permuted back
+        data = fresh_copy(arr.transpose(order)).transpose(np.argsort(order))
+    return _tracked_copy(input, data)
 
 
 def contiguous(input: Tensor, memory_format=None) -> Tensor:
     """``self`` if already C-contiguous, else a contiguous copy."""
-    return input if input._data.flags.c_contiguous else clone(input)
+    arr = input._data
+    return input if arr.flags.c_contiguous else _tracked_copy(input, fresh_copy(arr))
+
+
+def _tracked_copy(input: Tensor, data) -> Tensor:
+    """``data`` (a copy of ``input``'s) as a Tensor whose gradient flows back to ``input``."""
+    out = _wrap(data, input.dtype)
+    if _tracks(input):
+        _attach("CloneBackward0", input, out, _identity_back)
+    return out
 
 
 def _to_back(node, g):
