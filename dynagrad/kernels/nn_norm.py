@@ -218,3 +218,107 @@ def kernel(g, x, mean, rstd, weight, first, gx, gw, gb):
            _arr("float64", 1, True, True), _arr(dtype, 2, True, True), _I64, _arr(dtype, 2, True),
            _arr("float64", 2, True), _arr("float64", 2, True))
     return src, "kernel", sig, f"layer_norm_backward {dtype}"
+
+
+def group_norm_forward(dtype: str) -> tuple:
+    """Group norm over the rows of ``x (M,K)``, each row one ``(sample, group)`` pair of ``Cg``
+    channels over ``K / Cg`` positions: row statistics, then per channel
+    ``y = (x - mean) * (rstd * weight) + bias`` with the constants computed once per channel.
+
+    Arguments as ``layer_norm_forward``'s, but ``weight`` and ``bias`` are ``(G, Cg)`` tables
+    with one entry per channel (not per column).
+    """
+    dt = f"np.{dtype}"
+    src = HEADER + _DECORATOR + f"""\
+def kernel(x, weight, bias, first, eps, y, mean, rstd):
+    M, K = x.shape
+    Cg = weight.shape[1]
+    S = K // Cg
+    for i in range(M):
+        xr = x[i]
+        s = 0.0
+        for j in range(K):
+            s += np.float64(xr[j])
+        m = s / K
+        q = 0.0
+        for j in range(K):
+            d = np.float64(xr[j]) - m
+            q += d * d
+        r = 1.0 / math.sqrt(q / K + eps)
+        mean[i] = m
+        rstd[i] = r
+        mf = {dt}(m)
+        wr = weight[(first + i) % weight.shape[0]]
+        br = bias[(first + i) % bias.shape[0]]
+        for c in range(Cg):
+            a = {dt}(r * np.float64(wr[c]))
+            b = br[c]
+            # a channel's slice: loops from 0 vectorize (an index that may be negative, as
+            # c * S + j may seem, takes a wraparound select per element and stays scalar)
+            xc = xr[c * S:c * S + S]
+            yc = y[i, c * S:c * S + S]
+            for j in range(S):
+                yc[j] = (xc[j] - mf) * a + b
+"""
+    sig = (_arr(dtype, 2, True, True), _arr(dtype, 2, True, True), _arr(dtype, 2, True, True),
+           _I64, _F64, _arr(dtype, 2, True), _arr("float64", 1, True), _arr("float64", 1, True))
+    return src, "kernel", sig, f"group_norm_forward {dtype}"
+
+
+def group_norm_backward(dtype: str) -> tuple:
+    """``grad_input``, ``grad_weight``, ``grad_bias`` of ``group_norm_forward``.
+
+    Arguments as ``layer_norm_backward``'s, but ``weight`` is a ``(G, Cg)`` table and the outputs
+    ``grad_weight`` and ``grad_bias`` are float64 ``(groups, Cg)`` tables: each channel sums its
+    positions in registers and adds to its entry once per row (a per-column table, as layer norm
+    keeps, took a float64 read-modify-write per element).
+    """
+    dt = f"np.{dtype}"
+    src = HEADER + _DECORATOR + f"""\
+def kernel(g, x, mean, rstd, weight, first, gx, gw, gb):
+    M, K = x.shape
+    G, Cg = gw.shape
+    S = K // Cg
+    gw[:] = 0.0
+    gb[:] = 0.0
+    for i in range(M):
+        gr = g[i]
+        xr = x[i]
+        m = mean[i]
+        r = rstd[i]
+        wr = weight[(first + i) % weight.shape[0]]
+        gwr = gw[(first + i) % G]
+        gbr = gb[(first + i) % G]
+        # a = sum(g*w), b = sum(g*w*(x - m)), from per-channel sums of g and g*(x - m)
+        a = 0.0
+        b = 0.0
+        for c in range(Cg):
+            sg = 0.0
+            sgx = 0.0
+            gc = gr[c * S:c * S + S]  # (slices: see group_norm_forward)
+            xc = xr[c * S:c * S + S]
+            for j in range(S):
+                gv = np.float64(gc[j])
+                sg += gv
+                sgx += gv * (np.float64(xc[j]) - m)
+            wv = np.float64(wr[c])
+            a += sg * wv
+            b += sgx * wv
+            gwr[c] += sgx * r
+            gbr[c] += sg
+        # grad_input = r * (g*w - mean(g*w) - xhat * mean(g*w*xhat)), per channel
+        mf = {dt}(m)
+        k = {dt}(r * a / K)
+        q = {dt}(b * r * r * r / K)
+        for c in range(Cg):
+            p = {dt}(r * np.float64(wr[c]))
+            gc = gr[c * S:c * S + S]
+            xc = xr[c * S:c * S + S]
+            out = gx[i, c * S:c * S + S]
+            for j in range(S):
+                out[j] = gc[j] * p - (xc[j] - mf) * q - k
+"""
+    sig = (_arr(dtype, 2, True, True), _arr(dtype, 2, True, True), _arr("float64", 1, True, True),
+           _arr("float64", 1, True, True), _arr(dtype, 2, True, True), _I64, _arr(dtype, 2, True),
+           _arr("float64", 2, True), _arr("float64", 2, True))
+    return src, "kernel", sig, f"group_norm_backward {dtype}"

@@ -294,15 +294,18 @@ class NativeGroupNormBackward0(NativeLayerNormBackward0):
 SPLIT_MIN_ELEMENTS = 1 << 17
 
 
-def _param_table(p: Tensor | None, groups: int, spread: int, K: int, fill: float,
-                 np_dtype) -> np.ndarray:
-    """The kernels' ``(groups, K)`` table of a parameter: row ``g`` holds group ``g``'s entries,
-    each repeated ``spread`` times (group norm's channels over their positions); one row of
-    ``fill`` when absent."""
+def _param_table(p: Tensor | None, groups: int, n: int, fill: float, np_dtype) -> np.ndarray:
+    """The kernels' ``(groups, n)`` table of a parameter: row ``g`` holds group ``g``'s ``n``
+    entries (all of them for layer norm, one group); one row of ``fill`` when absent."""
     if p is None:
-        return np.full((1, K), fill, np_dtype)
-    table = np.ascontiguousarray(p._data.reshape(groups, -1), dtype=np_dtype)
-    return table if spread == 1 else np.repeat(table, spread, axis=1)
+        return np.full((1, n), fill, np_dtype)
+    return np.ascontiguousarray(p._data.reshape(groups, -1), dtype=np_dtype)
+
+
+def _row_kernel(which: str, spread: int, dtype: str):
+    """Layer norm's kernel over rows of per-column parameters, or group norm's, whose
+    parameters cover ``spread`` columns each (a channel's positions)."""
+    return _kernel(("group" if spread > 1 else "layer") + "_norm_" + which, dtype)
 
 
 def _layer_norm_backward(g: Tensor, x: Tensor, w, b, mean: np.ndarray, rstd: np.ndarray,
@@ -313,12 +316,13 @@ def _layer_norm_backward(g: Tensor, x: Tensor, w, b, mean: np.ndarray, rstd: np.
     xa = np.ascontiguousarray(x._data, dtype=cdt.np)
     ga = np.ascontiguousarray(g._data, dtype=cdt.np)
     M, K = xa.shape
+    n = K // spread  # parameter entries per row
     gx = np.empty_like(xa)
-    wa = _param_table(w, groups, spread, K, 1.0, cdt.np)
-    kernel = _kernel("layer_norm_backward", cdt.name)
+    wa = _param_table(w, groups, n, 1.0, cdt.np)
+    kernel = _row_kernel("backward", spread, cdt.name)
 
     def rows(lo: int, hi: int) -> tuple:
-        gw, gb = np.empty((groups, K)), np.empty((groups, K))
+        gw, gb = np.empty((groups, n)), np.empty((groups, n))
         kernel(ga[lo:hi], xa[lo:hi], mean[lo:hi], rstd[lo:hi], wa, lo, gx[lo:hi], gw, gb)
         return gw, gb
     parts = run_split(M, rows, split=xa.size >= SPLIT_MIN_ELEMENTS)
@@ -326,10 +330,8 @@ def _layer_norm_backward(g: Tensor, x: Tensor, w, b, mean: np.ndarray, rstd: np.
     for pw, pb in parts[1:]:
         gw += pw
         gb += pb
-    # a channel's gradient sums its ``spread`` columns
     return (_wrap(gx.astype(x.dtype.np, copy=False), x.dtype),
-            None if w is None else _grad_like(gw.reshape(groups, -1, spread).sum(2), w),
-            None if b is None else _grad_like(gb.reshape(groups, -1, spread).sum(2), b))
+            None if w is None else _grad_like(gw, w), None if b is None else _grad_like(gb, b))
 
 
 def _layer_norm_rows(x2: Tensor, weight, bias, eps: float, groups: int = 1, spread: int = 1,
@@ -345,9 +347,9 @@ def _layer_norm_rows(x2: Tensor, weight, bias, eps: float, groups: int = 1, spre
     xa = np.ascontiguousarray(x2._data, dtype=cdt.np)
     y = np.empty_like(xa)
     mean, rstd = np.empty(M), np.empty(M)
-    kernel = _kernel("layer_norm_forward", cdt.name)
-    wa = _param_table(weight, groups, spread, K, 1.0, cdt.np)
-    ba = _param_table(bias, groups, spread, K, 0.0, cdt.np)
+    kernel = _row_kernel("forward", spread, cdt.name)
+    wa = _param_table(weight, groups, K // spread, 1.0, cdt.np)
+    ba = _param_table(bias, groups, K // spread, 0.0, cdt.np)
     run_split(M, lambda lo, hi: kernel(xa[lo:hi], wa, ba, lo, float(eps), y[lo:hi], mean[lo:hi],
                                        rstd[lo:hi]), split=xa.size >= SPLIT_MIN_ELEMENTS)
     out = _wrap(y.astype(x2.dtype.np, copy=False), x2.dtype)
