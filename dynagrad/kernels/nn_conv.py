@@ -259,6 +259,61 @@ def kernel(g, idx, gx):
     return src, "kernel", sig, f"max_pool_backward {dtype}"
 
 
+def avg_pool_2x2(dtype: str) -> tuple:
+    """``avg_pool`` for the common 2x2 windows at stride 2 with no padding (every window whole):
+    a row pair at a time, vectorized (the general kernel's window loops stay scalar: (2048, 32,
+    32) float32 took 2.1 ms against 0.13 here). Same float64 sums and scaling."""
+    dt = "np." + dtype
+    src = HEADER + _decorator() + f"""\
+def kernel(x, scale, out):
+    B, H, W = x.shape
+    OH = out.shape[1]
+    OW = out.shape[2]
+    for b in range(B):
+        for i in range(OH):
+            r0 = x[b, 2 * i]
+            r1 = x[b, 2 * i + 1]
+            s = scale[i]
+            o = out[b, i]
+            for j in range(OW):
+                o[j] = {dt}((np.float64(r0[2 * j]) + np.float64(r0[2 * j + 1])
+                             + np.float64(r1[2 * j]) + np.float64(r1[2 * j + 1])) * s[j])
+"""
+    sig = _sig(_arr(dtype, 3, True, True), _arr("float64", 2, True, True), _arr(dtype, 3, True))
+    return src, "kernel", sig, f"avg_pool_2x2 {dtype}"
+
+
+def avg_pool_2x2_backward(dtype: str) -> tuple:
+    """The adjoint of ``avg_pool_2x2``: each window of ``gx`` gets ``g * scale`` (stored, not
+    added: the windows do not overlap), and a last odd row or column, in no window, zeros."""
+    dt = "np." + dtype
+    src = HEADER + _decorator() + f"""\
+def kernel(g, scale, gx):
+    B, H, W = gx.shape
+    OH = g.shape[1]
+    OW = g.shape[2]
+    for b in range(B):
+        for i in range(OH):
+            gr = g[b, i]
+            s = scale[i]
+            r0 = gx[b, 2 * i]
+            r1 = gx[b, 2 * i + 1]
+            for j in range(OW):
+                v = {dt}(np.float64(gr[j]) * s[j])
+                r0[2 * j] = v
+                r0[2 * j + 1] = v
+                r1[2 * j] = v
+                r1[2 * j + 1] = v
+            for w in range(2 * OW, W):
+                r0[w] = 0
+                r1[w] = 0
+        for y in range(2 * OH, H):
+            gx[b, y, :] = 0
+"""
+    sig = _sig(_arr(dtype, 3, True, True), _arr("float64", 2, True, True), _arr(dtype, 3, True))
+    return src, "kernel", sig, f"avg_pool_2x2_backward {dtype}"
+
+
 def _avg_pool_sig(dtype: str) -> tuple:
     """Argument types of ``avg_pool`` and its adjoint: ``(x or g, hs, hk, ws, wk, scale, out or
     gx)``."""

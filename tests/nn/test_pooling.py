@@ -66,6 +66,17 @@ def test_avg_pool2d_parity(k, s, p, ceil, cip):
     _check("avg_pool2d", (2, 3, 7, 6), (k, s, p, ceil, cip))
 
 
+@pytest.mark.parametrize("shape,args", [
+    ((2, 3, 8, 6), (2,)), ((2, 3, 7, 5), (2, 2)),                # every window whole; odd sizes
+    ((2, 3, 6, 6), (2, 2, 0, False, True, 3)),                    # divisor_override
+    ((4, 64, 64, 66), (2,)),                                      # threaded planes
+])
+def test_avg_pool2d_2x2_windows(shape, args):
+    """The 2x2-at-stride-2 kernels (stored, not accumulated, gradients; a last odd row or
+    column zeroed) against PyTorch, in float32 as models run them."""
+    _check("avg_pool2d", shape, args, dtype=np.float32, tol=1e-6)
+
+
 @pytest.mark.parametrize("k,s,p,ceil,cip", AVG_CASES)
 def test_avg_pool1d_parity(k, s, p, ceil, cip):
     _check("avg_pool1d", (2, 3, 8), (k, s, p, ceil, cip))

@@ -135,7 +135,7 @@ def _axes(nsp: int, spatial, out, k=(1, 1), s=(1, 1), p=(0, 0), d=(1, 1)):
 
 # --- max pooling --------------------------------------------------------------------------------
 
-# Max pooling of at least this many input elements runs its planes in slices on all cores
+# Pooling of at least this many input elements runs its planes in slices on all cores
 # (``run_split``, the pool the convolutions' GEMMs just used): the MNIST CNN's (64, 64, 24, 24)
 # pool took 2.1 ms forward and 1.1 backward on one core. Smaller pools run on the calling thread.
 SPLIT_MIN_ELEMENTS = 1 << 20
@@ -244,9 +244,26 @@ class AvgPoolBackward(Node):
         _no_double_backward(self, self.op)
         hs, hk, ws, wk, scale = self.windows
         gd = np.ascontiguousarray(g._data).reshape(-1, hs.shape[0], ws.shape[0])
-        gx = np.zeros((gd.shape[0],) + self.plane, gd.dtype)
-        _kernel("avg_pool_backward", type_name(gd.dtype))(gd, hs, hk, ws, wk, scale, gx)
+        gx = np.empty((gd.shape[0],) + self.plane, gd.dtype)
+        if _whole_pairs(hs, hk, ws, wk):
+            pair_kernel = _kernel("avg_pool_2x2_backward", type_name(gd.dtype))
+
+            def planes(lo: int, hi: int) -> None:
+                pair_kernel(gd[lo:hi], scale, gx[lo:hi])
+        else:
+            kernel = _kernel("avg_pool_backward", type_name(gd.dtype))
+
+            def planes(lo: int, hi: int) -> None:
+                gx[lo:hi] = 0  # the kernel adds into it
+                kernel(gd[lo:hi], hs, hk, ws, wk, scale, gx[lo:hi])
+        run_split(gx.shape[0], planes, split=gx.size >= SPLIT_MIN_ELEMENTS)
         return (_wrap(gx.reshape(self.in_shape), g.dtype),)
+
+
+def _whole_pairs(hs: np.ndarray, hk: np.ndarray, ws: np.ndarray, wk: np.ndarray) -> bool:
+    """Whether every window is a whole 2x2 block at stride 2 (``avg_pool_2x2`` applies)."""
+    return all((k == 2).all() and np.array_equal(s, np.arange(0, 2 * s.shape[0], 2))
+               for s, k in ((hs, hk), (ws, wk)))
 
 
 _AVG_NODES = {op: type(name, (AvgPoolBackward,), {}) for op, name in (
@@ -261,7 +278,15 @@ def _avg_pool(op: str, x, windows, planes, lead, out_sp) -> Tensor:
         return avg_pool_composite(planes, clamped_taps(hs, hk), hk, clamped_taps(ws, wk), wk,
                                   scale).reshape(lead + out_sp)
     out = np.empty((planes.shape[0], hs.shape[0], ws.shape[0]), planes.dtype)
-    _kernel("avg_pool", type_name(planes.dtype))(planes, hs, hk, ws, wk, scale, out)
+    split = planes.size >= SPLIT_MIN_ELEMENTS
+    if _whole_pairs(hs, hk, ws, wk):
+        pair_kernel = _kernel("avg_pool_2x2", type_name(planes.dtype))
+        run_split(out.shape[0], lambda lo, hi: pair_kernel(planes[lo:hi], scale, out[lo:hi]),
+                  split=split)
+    else:
+        kernel = _kernel("avg_pool", type_name(planes.dtype))
+        run_split(out.shape[0], lambda lo, hi: kernel(planes[lo:hi], hs, hk, ws, wk, scale,
+                                                      out[lo:hi]), split=split)
     res = _wrap(out.reshape(lead + out_sp), x.dtype)
     if x._requires_grad and grad_mode.GRAD_ENABLED[0]:
         node = _AVG_NODES[op]()
