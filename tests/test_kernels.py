@@ -533,6 +533,55 @@ def test_strided_copies_move_every_element_once(case, dtype):
     np.testing.assert_array_equal(out2, src)
 
 
+_SLICE_CASES = [  # (source view, output view of a larger array), as cat and setitem write
+    (lambda a: a[:, :40], lambda o: o[:, 10:50]),                     # rows into rows
+    (lambda a: a[:, :40].T.copy().T, lambda o: o[:, 50:90]),          # a transpose into rows
+    (lambda a: a[:, :40], lambda o: o[:, 40:0:-1]),                   # a reversed output: no
+    (lambda a: a[:, :40], lambda o: o[:, 10:90:2]),                    # no unit output step: no
+]
+
+
+@pytest.mark.parametrize("threaded", [False, True])
+@pytest.mark.parametrize("case", range(len(_SLICE_CASES)))
+def test_strided_copies_into_slices_of_a_larger_output(case, threaded):
+    from dynagrad.kernels import strided_copy
+    rows = 30_000 if threaded else 300  # 40 columns: 1.2M elements, past both thresholds
+    a = np.random.default_rng(case).standard_normal((rows, 200)).astype(np.float32)
+    src_view, out_view = _SLICE_CASES[case]
+    src = src_view(a)
+    full = np.full((rows, 300), 7, np.float32)
+    out = out_view(full)
+    expected = full.copy()
+    out_view(expected)[...] = src
+    applies = strided_copy.copy(src, out)
+    assert applies == (case < 2)
+    if applies:
+        np.testing.assert_array_equal(full, expected)  # the slice written, the rest untouched
+
+
+def test_overlapping_copies_read_before_writing():
+    x = dg.arange(10.0)
+    x[1:] = x[:-1]
+    assert x.tolist() == [0.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]
+    big = dg.arange(float(1 << 14)).reshape(128, 128)
+    big[:, 1:] = big[:, :-1]
+    expected = np.arange(float(1 << 14)).reshape(128, 128)
+    expected[:, 1:] = expected[:, :-1].copy()
+    np.testing.assert_array_equal(big.numpy(), expected)
+
+
+def test_cat_of_large_parts_matches_numpy():
+    rng = np.random.default_rng(9)
+    parts = [rng.standard_normal((16, c, 64, 64)).astype(np.float32) for c in (32, 8, 24)]
+    ts = [dg.tensor(p, requires_grad=True) for p in parts]
+    y = dg.cat(ts, 1)
+    np.testing.assert_array_equal(y.detach().numpy(), np.concatenate(parts, 1))
+    g = rng.standard_normal(y.shape).astype(np.float32)
+    y.backward(dg.tensor(g))
+    for t, lo, hi in zip(ts, (0, 32, 40), (32, 40, 64)):
+        np.testing.assert_array_equal(t.grad.numpy(), g[:, lo:hi])
+
+
 def test_contiguous_of_permuted_tensors_and_its_gradient():
     a = np.random.default_rng(2).standard_normal((8, 16, 20, 24)).astype(np.float32)
     t = dg.tensor(a, requires_grad=True)

@@ -1,4 +1,5 @@
-"""Copy a strided (permuted, sliced) array into a C-contiguous one, the work of ``.contiguous()``.
+"""Copy a strided (permuted, sliced) array into a C-contiguous one, the work of ``.contiguous()``
+(or into a slice of a larger array whose rows run on, as ``cat`` does).
 
 The elementwise kernel's strided layout walks the output in order and reads the source with a
 runtime step: a scalar loop, and for a transpose one cache line per element read (a (4096, 512)
@@ -33,21 +34,23 @@ _BITS = {1: "int8", 2: "int16", 4: "int32", 8: "int64"}  # a copy moves bits: on
 
 
 def copy(src: np.ndarray, out: np.ndarray) -> bool:
-    """``out[...] = src`` for ``out`` C-contiguous of ``src``'s shape and dtype; returns False
-    (nothing written) where this path does not apply: a negative or misaligned step, more than
-    four dims after merging, no dim of unit step in the source or a broadcast last dim."""
+    """``out[...] = src`` for ``out`` of ``src``'s shape and dtype, C-contiguous or a slice of a
+    larger array (``cat`` writes its parts into one) whose last dim runs on in memory; returns
+    False (nothing written) where this path does not apply: a negative or misaligned step, more
+    than four dims after merging, no dim of unit step in the source, a broadcast last dim, or an
+    output whose last dim does not run on."""
     size = src.dtype.itemsize
     bits = _BITS.get(size)
-    if bits is None or not out.flags.c_contiguous or src.shape != out.shape or not src.size:
+    if bits is None or src.shape != out.shape or not src.size:
         return False
-    plan = _loops(src.shape, src.strides, size)
+    plan = _loops(src.shape, src.strides, out.strides, size)
     if plan is None:
         return False
     shape, src_step, out_step, items = plan
-    # the source's memory from its first element to its last, as a 1-D view (steps are >= 0)
-    extent = 1 + sum((n - 1) * st for n, st in zip(shape, src_step))
-    span = np.lib.stride_tricks.as_strided(src, (extent,), (size,)).view(bits)
-    flat = out.reshape(-1).view(bits)
+    # the source's and the output's memory from their first element to their last, as 1-D
+    # views (steps are >= 0)
+    span = _span(src, shape, src_step).view(bits)
+    flat = (out.reshape(-1) if out.flags.c_contiguous else _span(out, shape, out_step)).view(bits)
     key = ("strided_copy", bits)
     kernel = _memory.get(key) or lookup(key, lambda: templates.strided_copy(bits))
     shape, src_step, out_step = (np.array(v, np.int64) for v in (shape, src_step, out_step))
@@ -58,24 +61,29 @@ def copy(src: np.ndarray, out: np.ndarray) -> bool:
     return True
 
 
-def _loops(shape: tuple, strides: tuple, size: int):
+def _span(a: np.ndarray, shape: tuple, steps: tuple) -> np.ndarray:
+    """``a``'s memory from its first element to its last as a 1-D view."""
+    extent = 1 + sum((n - 1) * st for n, st in zip(shape, steps))
+    return np.lib.stride_tricks.as_strided(a, (extent,), (a.dtype.itemsize,))
+
+
+def _loops(shape: tuple, strides: tuple, out_strides: tuple, size: int):
     """``(shape, src_step, out_step, work items)`` of the four loop dims, or None."""
-    if any(st < 0 or st % size for st in strides):
+    if any(st < 0 or st % size for st in strides + out_strides):
         return None
-    dims = [[n, st // size] for n, st in zip(shape, strides) if n != 1]
+    dims = [[n, st // size, ost // size] for n, st, ost in zip(shape, strides, out_strides)
+            if n != 1]
+    if any(ostep == 0 for _, _, ostep in dims):  # (an output written twice over)
+        return None
     merged: list = []
-    for n, step in dims:  # neighbours merge where the source runs on across them
-        if merged and merged[-1][1] == step * n:
-            merged[-1] = [merged[-1][0] * n, step]
+    for n, step, ostep in dims:  # neighbours merge where both run on across them
+        if merged and merged[-1][1] == step * n and merged[-1][2] == ostep * n:
+            merged[-1] = [merged[-1][0] * n, step, ostep]
         else:
-            merged.append([n, step])
-    if not merged or len(merged) > 4:
+            merged.append([n, step, ostep])
+    if not merged or len(merged) > 4 or merged[-1][2] != 1:
         return None
-    out_steps, run = [], 1
-    for n, _ in reversed(merged):
-        out_steps.insert(0, run)
-        run *= n
-    loops = [(n, step, o) for (n, step), o in zip(merged, out_steps)]
+    loops = [tuple(d) for d in merged]
     if loops[-1][1] == 1:  # contiguous rows
         loops = [(1, 0, 0)] * (4 - len(loops)) + loops
         items = loops[0][0] * loops[1][0] * loops[2][0]
