@@ -356,6 +356,23 @@ def test_index_select_and_add_gradcheck(name, shape, dim, index):
     assert gradcheck(lambda t, u: t.index_add(dim, idx(index), u, alpha=-1.5), (x, s))
 
 
+@pytest.mark.parametrize("dim", [0, 1])
+def test_index_select_large_rows_and_gradient(dim):
+    """Row copies and the backward's adds into fresh zeros, with repeated positions, on a
+    transposed float32 input as large models select rows and columns."""
+    a = vals((300, 200), 8).astype(np.float32)
+    positions = np.random.default_rng(9).integers(0, a.shape[dim], 150)
+    positions[:10] = positions[10]  # repeated positions add up
+    x = dg.tensor(np.ascontiguousarray(a.T), requires_grad=True)
+    y = x.t().index_select(dim, idx(positions))
+    np.testing.assert_array_equal(y.detach().numpy(), np.take(a, positions, axis=dim))
+    g = vals(tuple(y.shape), 10).astype(np.float32)
+    y.backward(dg.tensor(g))
+    expected = np.zeros_like(a)
+    np.add.at(expected, (positions, slice(None)) if dim == 0 else (slice(None), positions), g)
+    np.testing.assert_allclose(x.grad.numpy(), expected.T, rtol=1e-6, atol=1e-6)
+
+
 # --- index_put ------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("accumulate", [False, True])

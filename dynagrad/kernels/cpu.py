@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from .._batch_parallel import run_split
-from . import strided_copy, templates, worker_pool
+from . import memory, strided_copy, templates, worker_pool
 from .cache import _memory, _stats, lookup
 
 # Below this many elements a kernel on Numba's pool (or split by ``run_split``) runs on one
@@ -374,10 +374,14 @@ def scatter3(out3: np.ndarray, index3: np.ndarray, src3: np.ndarray, accumulate:
 
 
 def index_select3(x3: np.ndarray, index: np.ndarray) -> np.ndarray:
-    out = np.empty((x3.shape[0], index.shape[0], x3.shape[2]), x3.dtype)
-    _indexed("index_select", templates.index_select, x3.dtype)(x3, index, out)
+    """``out[o, k, i] = x3[o, index[k], i]`` (one thread: split among the cores, (4096, 512) ->
+    2048 rows took 131 us against 108)."""
+    out = memory.empty((x3.shape[0], index.shape[0], x3.shape[2]), x3.dtype)
+    _indexed("index_select", templates.index_select, x3.dtype)(np.ascontiguousarray(x3), index,
+                                                                out)
     return out
 
 
 def index_add3(out3: np.ndarray, index: np.ndarray, src3: np.ndarray) -> None:
-    _indexed("index_add", templates.index_add, out3.dtype)(out3, index, src3)
+    _indexed("index_add", templates.index_add, out3.dtype)(out3, index,
+                                                           np.ascontiguousarray(src3))

@@ -587,11 +587,16 @@ def kernel(x, index, out):
         return
     for o in range(O):
         for k in range(K):
-            j = index[k]
+            # row views: the copy loop indexes from 0 and vectorizes (x[o, j, i] took a
+            # wraparound check per element and stayed scalar)
+            x_row = x[o, index[k]]
+            o_row = out[o, k]
             for i in range(I):
-                out[o, k, i] = x[o, j, i]
+                o_row[i] = x_row[i]
 """
-    sig = _sig(_arr(dtype, 3, False, True), _arr("int64", 1, False, True), _arr(dtype, 3, True))
+    # x C-contiguous (the caller copies any other): a row of a strided x has a runtime step and
+    # its copy stays scalar ((1, 4096, 512) -> 2048 rows: 210 -> 88 us)
+    sig = _sig(_arr(dtype, 3, True, True), _arr("int64", 1, False, True), _arr(dtype, 3, True))
     return src, "kernel", sig, f"index_select {dtype}"
 
 
@@ -609,9 +614,10 @@ def kernel(out, index, src):
         return
     for o in range(O):
         for k in range(K):
-            j = index[k]
+            o_row = out[o, index[k]]  # (row views: see index_select)
+            s_row = src[o, k]
             for i in range(I):
-                out[o, j, i] += src[o, k, i]
+                o_row[i] += s_row[i]
 """
-    sig = _sig(_arr(dtype, 3, True), _arr("int64", 1, False, True), _arr(dtype, 3, False, True))
-    return src, "kernel", sig, f"index_add {dtype}"
+    sig = _sig(_arr(dtype, 3, True), _arr("int64", 1, False, True), _arr(dtype, 3, True, True))
+    return src, "kernel", sig, f"index_add {dtype}"  # (src C-contiguous: see index_select)

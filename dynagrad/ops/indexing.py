@@ -637,7 +637,15 @@ def _check_index_vector(op: str, x: Tensor, dim: int, index) -> tuple:
 
 def _index_select_back(node, g):
     shape, d, index = node.args
-    return (index_add(g.new_zeros(shape), d, index, g), None)
+    zeros = g.new_zeros(shape)
+    if grad_mode.GRAD_ENABLED[0] or zeros._data.dtype != _compute_dtype(zeros):
+        return (index_add(zeros, d, index, g), None)  # (create_graph: differentiable)
+    # add straight into the fresh zeros (index_add would copy them first)
+    out = zeros._data
+    out3 = out.reshape(_three(out, d, out.shape).shape)
+    backend(out3).index_add3(out3, index._data.reshape(-1),
+                             g._data.reshape(out3.shape[0], -1, out3.shape[2]))
+    return (zeros, None)
 
 
 def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
