@@ -373,6 +373,46 @@ def test_index_select_large_rows_and_gradient(dim):
     np.testing.assert_allclose(x.grad.numpy(), expected.T, rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.parametrize("dtype", [dg.float32, dg.float64, dg.int64], ids=lambda d: d.name)
+@pytest.mark.parametrize("case", ["elements", "rows", "rows-slice", "none", "all", "transposed"])
+def test_mask_select_and_its_gradient(case, dtype):
+    """x[mask] through the mask kernels (element and row masks, empty and full masks, strided
+    inputs and masks) against NumPy; the gradient puts g back where the mask is true."""
+    a = vals((60, 7, 5), 11)
+    rng = np.random.default_rng(12)
+    x_np = a.transpose(2, 0, 1) if case == "transposed" else a
+    mask = {"elements": rng.random(x_np.shape) < 0.5, "rows": rng.random(x_np.shape[:2]) < 0.3,
+            "rows-slice": rng.random(x_np.shape[:1]) < 0.6,
+            "none": np.zeros(x_np.shape, bool), "all": np.ones(x_np.shape[:1], bool),
+            "transposed": (rng.random(x_np.shape[::-1]) < 0.5).T}[case]
+    base = dg.tensor(a.astype(dtype.np), requires_grad=dtype is not dg.int64)
+    x = base.permute(2, 0, 1) if case == "transposed" else base
+    key = (dg.tensor(mask), slice(None)) if case == "rows-slice" else dg.tensor(mask)
+    y = x[key]
+    expected = x_np.astype(dtype.np)[mask]
+    assert tuple(y.shape) == expected.shape
+    np.testing.assert_array_equal(y.detach().numpy(), expected)
+    if dtype is dg.int64:
+        return
+    g = vals(expected.shape, 13)
+    y.backward(dg.tensor(g, dtype=dtype))
+    grad = np.zeros(x_np.shape)
+    grad[mask] = g
+    grad = grad.transpose(1, 2, 0) if case == "transposed" else grad
+    np.testing.assert_allclose(base.grad.numpy(), grad.astype(dtype.np), rtol=1e-6)
+
+
+def test_integer_row_index_gradient_adds_repeats():
+    x = dg.tensor(vals((6, 4), 14), requires_grad=True)
+    rows = np.array([5, 0, 5, -1, 2])
+    y = x[dg.tensor(rows)]
+    g = vals((5, 4), 15)
+    y.backward(dg.tensor(g))
+    expected = np.zeros((6, 4))
+    np.add.at(expected, rows, g)
+    np.testing.assert_allclose(x.grad.numpy(), expected.astype(np.float32), rtol=1e-6)
+
+
 # --- index_put ------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("accumulate", [False, True])

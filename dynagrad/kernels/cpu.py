@@ -369,6 +369,25 @@ def gather3(x3: np.ndarray, index3: np.ndarray) -> np.ndarray:
     return out
 
 
+def masked_rows(x2: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """``x2[mask]`` for a C-contiguous ``(N, R)`` array and a C-contiguous bool ``(N,)`` mask."""
+    count = int(np.count_nonzero(mask))
+    out = np.empty((count, x2.shape[1]), x2.dtype)
+    if count:
+        _indexed("masked_rows", templates.masked_rows, x2.dtype)(x2, mask, out)
+    return out
+
+
+def masked_rows_adjoint(g2: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """``(N, R)`` zeros with the rows of ``g2`` (C-contiguous ``(count, R)``) where ``mask``
+    (C-contiguous bool ``(N,)``) is true."""
+    if not g2.shape[0]:
+        return np.zeros((mask.shape[0], g2.shape[1]), g2.dtype)
+    out = np.empty((mask.shape[0], g2.shape[1]), g2.dtype)
+    _indexed("masked_rows_adjoint", templates.masked_rows_adjoint, g2.dtype)(g2, mask, out)
+    return out
+
+
 def scatter3(out3: np.ndarray, index3: np.ndarray, src3: np.ndarray, accumulate: bool) -> None:
     _indexed("scatter", templates.scatter, out3.dtype, accumulate)(out3, index3, src3)
 

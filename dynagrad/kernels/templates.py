@@ -600,6 +600,67 @@ def kernel(x, index, out):
     return src, "kernel", sig, f"index_select {dtype}"
 
 
+def masked_rows(dtype: str) -> tuple:
+    """``out = x[mask]`` over rows: ``x (N, R)``, ``mask (N,)`` bool, ``out (count, R)`` with
+    ``count`` the mask's true entries (``count >= 1``). Single elements (``R == 1``) are stored
+    whatever the mask, then the write position advances by the mask: no branch to mispredict
+    on a random mask (a 50% mask over 2M float32: NumPy's boolean index took 10 ms)."""
+    src = HEADER + _decorator() + """\
+def kernel(x, mask, out):
+    N, R = x.shape
+    last = out.shape[0] - 1
+    n = 0
+    if R == 1:
+        xf = x.reshape(N)
+        of = out.reshape(out.shape[0])
+        for i in range(N):
+            j = min(n, last)  # past the last true entry: rewrite that slot with its own value
+            of[j] = xf[i] if mask[i] else of[j]
+            n += np.int64(mask[i])
+        return
+    for i in range(N):
+        if mask[i]:
+            x_row = x[i]
+            o_row = out[n]
+            for k in range(R):
+                o_row[k] = x_row[k]
+            n += 1
+"""
+    sig = _sig(_arr(dtype, 2, True, True), _arr("bool", 1, True, True), _arr(dtype, 2, True))
+    return src, "kernel", sig, f"masked_rows {dtype}"
+
+
+def masked_rows_adjoint(dtype: str) -> tuple:
+    """The adjoint of ``masked_rows``: ``out[mask] = g``, zeros elsewhere (``out (N, R)``,
+    ``g (count, R)``, ``count >= 1``); branch-free for single elements as there."""
+    src = HEADER + _decorator() + """\
+def kernel(g, mask, out):
+    N, R = out.shape
+    last = g.shape[0] - 1
+    n = 0
+    if R == 1:
+        gf = g.reshape(g.shape[0])
+        of = out.reshape(N)
+        for i in range(N):
+            v = gf[min(n, last)]
+            of[i] = v if mask[i] else 0
+            n += np.int64(mask[i])
+        return
+    for i in range(N):
+        o_row = out[i]
+        if mask[i]:
+            g_row = g[n]
+            for k in range(R):
+                o_row[k] = g_row[k]
+            n += 1
+        else:
+            for k in range(R):
+                o_row[k] = 0
+"""
+    sig = _sig(_arr(dtype, 2, True, True), _arr("bool", 1, True, True), _arr(dtype, 2, True))
+    return src, "kernel", sig, f"masked_rows_adjoint {dtype}"
+
+
 def index_add(dtype: str) -> tuple:
     """``out[o, index[k], i] += src[o, k, i]`` in place (indices validated by the caller)."""
     src = HEADER + _decorator() + """\

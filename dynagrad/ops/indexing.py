@@ -139,9 +139,14 @@ def _as_tensor_key(key):
 
 def index_put_accumulate(g: Tensor, shape: tuple, key) -> Tensor:
     """Zeros of ``shape`` with ``g`` added at ``key`` (repeated indices add up)."""
-    if is_host(g._data):
+    mask = _leading_mask(shape, key, g._data)
+    if mask is not None:
+        row = math.prod(shape[key[0].ndim:])
+        rows = np.ascontiguousarray(g._data).reshape(g._data.size // row, row)
+        out = cpu.masked_rows_adjoint(rows, mask).reshape(shape)
+    elif is_host(g._data):
         out = np.zeros(shape, g._data.dtype)
-        np.add.at(out, key, g._data)
+        _add_at(out, key, g._data)
     else:
         out = full_like_array(g._data, shape, 0, g._data.dtype)
         _device_write(out, key, g._data, accumulate=True)
@@ -151,6 +156,45 @@ def index_put_accumulate(g: Tensor, shape: tuple, key) -> Tensor:
         node.key = key
         record(node, (g,), (res,))
     return res
+
+
+_MASK_DTYPES = {np.dtype(t) for t in (np.float32, np.float64, np.int64, np.int32)}
+
+
+def _leading_mask(shape: tuple, key: tuple, arr) -> np.ndarray | None:
+    """The flattened, C-contiguous bool mask of a key that is one mask over ``shape``'s leading
+    dims, then full slices (``x[mask]``, ``x[mask, :]``), where ``masked_rows`` runs it (a
+    non-empty host array ``arr`` of a kernel dtype); else None."""
+    mask = key[0] if key else None
+    if not (isinstance(mask, np.ndarray) and mask.dtype == np.bool_ and mask.ndim
+            and tuple(mask.shape) == tuple(shape[:mask.ndim]) and math.prod(shape)
+            and type(arr) is np.ndarray and arr.dtype in _MASK_DTYPES
+            and all(type(k) is slice and k == slice(None) for k in key[1:])):
+        return None
+    return np.ascontiguousarray(mask).reshape(-1)
+
+
+def _add_at(out: np.ndarray, key: tuple, values: np.ndarray) -> None:
+    """``out[key] += values`` for zeros ``out``, repeated positions adding up (``np.add.at``'s
+    meaning) - faster where the key allows: one bool mask names each position once (a plain
+    store), and one integer vector over the first dim, then full slices, adds whole rows
+    (``index_add``'s kernel). Any other key takes ``np.add.at`` (1M masked elements: 19 ms)."""
+    arrays = [k for k in key if isinstance(k, np.ndarray)]
+    if len(arrays) == 1 and arrays[0].dtype == np.bool_:
+        out[key] = values
+        return
+    first = key[0]
+    if (len(arrays) == 1 and first is arrays[0] and first.ndim == 1 and out.ndim
+            and all(type(k) is slice and k == slice(None) for k in key[1:])
+            and out.dtype in _ROW_ADD_DTYPES):
+        rows = np.where(first < 0, first + out.shape[0], first)  # (bounds are checked)
+        backend(out).index_add3(out.reshape(1, out.shape[0], -1), rows,
+                                values.reshape(1, rows.size, -1))
+        return
+    np.add.at(out, key, values)
+
+
+_ROW_ADD_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def getitem(x: Tensor, key) -> Tensor:
@@ -163,7 +207,11 @@ def getitem(x: Tensor, key) -> Tensor:
     if basic:
         return basic_view(x, np_key, "SelectBackward0" if any(
             isinstance(k, (int, np.integer)) for k in np_key) else "SliceBackward0")
-    if is_host(x._data):
+    mask = _leading_mask(x._data.shape, np_key, x._data)
+    if mask is not None:
+        rows = cpu.masked_rows(np.ascontiguousarray(x._data).reshape(mask.size, -1), mask)
+        res = _wrap(rows.reshape((rows.shape[0],) + x._data.shape[np_key[0].ndim:]), x.dtype)
+    elif is_host(x._data):
         res = _wrap(np.asarray(x._data[np_key], order="C"), x.dtype)
     else:
         res = _wrap(_device_take(x._data, np_key), x.dtype)
