@@ -418,6 +418,24 @@ def test_mean_and_sum_over_every_element_of_a_large_array_take_the_threaded_tota
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_two_norm_folds_squares_in_float64(dtype):
+    # one fold of the squares (threaded over every element of a large array, per row or column
+    # of a smaller one), float64 accumulation, the same values as NumPy's float64 norm
+    x = np.random.default_rng(5).standard_normal((4096, 64)).astype(dtype) * 3
+    t = dg.tensor(x, requires_grad=True)
+    want = x.astype(np.float64)
+    np.testing.assert_allclose(t.norm().item(), np.linalg.norm(want), rtol=1e-6)
+    np.testing.assert_allclose(t.norm(dim=1).detach().numpy(), np.linalg.norm(want, axis=1),
+                               rtol=1e-6)
+    kept = t.norm(2, dim=0, keepdim=True)
+    assert kept.shape == (1, 64)
+    np.testing.assert_allclose(kept.detach().numpy(), np.linalg.norm(want, axis=0, keepdims=True),
+                               rtol=1e-6)
+    t.norm().backward()
+    np.testing.assert_allclose(t.grad.numpy(), want / np.linalg.norm(want), rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("shape", [(), (7,), (64, 64), (3, 5, 7)])
 def test_full_mean_of_a_small_tensor_matches_the_general_path_and_torch(shape, dtype):
     # x.mean() below the threaded size takes the sum's kernel directly; its backward divides

@@ -43,6 +43,7 @@ _FOLDS = {
             "i": ("-9223372036854775807 - 1", "if v > acc: acc = v", "acc")},
     "min": {"f": ("math.inf", "acc = fold_min(acc, v)", "acc"),
             "i": ("9223372036854775807", "if v < acc: acc = v", "acc")},
+    "sumsq": {"f": ("0", cpu.SQUARES, "acc")},  # (CPU only: CUDA merges partials by combine)
     "all": {"b": ("True", "acc = acc and v", "acc")},
     "any": {"b": ("False", "acc = acc or v", "acc")},
 }
@@ -84,7 +85,7 @@ def _fold(x: Tensor, dims: tuple, kind: str, out_dtype, compute_dtype) -> np.nda
         arr = arr.astype(compute_dtype.np)
     cat = "b" if compute_dtype is bool_ else ("f" if compute_dtype.is_floating_point else "i")
     init, combine, final = _FOLDS[kind][cat]
-    if kind in ("sum", "prod"):
+    if kind in ("sum", "prod", "sumsq"):
         acc = "float64" if cat == "f" else "int64"
     else:
         acc = "bool" if cat == "b" else compute_dtype.name
@@ -157,6 +158,20 @@ _GRAD = grad_mode.GRAD_ENABLED
 _FULL_SUM: dict = {}  # float dtype -> (compiled entry point, numpy dtype): sum of everything
 
 
+def _contiguous_total(d, dt) -> np.ndarray | None:
+    """The total of a non-empty contiguous float32/float64 CPU array as a 0-dim array of its
+    dtype (the hot path of ``mean()``; ``sum()`` inlines it), or None where the general path
+    runs."""
+    if not ((dt is _F32 or dt is _F64) and type(d) is np.ndarray and d.size
+            and d.flags.c_contiguous):
+        return None
+    if d.size < cpu.FLAT_PARALLEL_MIN_ELEMENTS:
+        return _small_total(d, dt)
+    if d.size % cpu.TOTAL_CHUNKS == 0:
+        return np.asarray(cpu.threaded_total(d.reshape(-1)), dtype=dt.np)
+    return None
+
+
 def _small_total(d: np.ndarray, dt) -> np.ndarray:
     """The total of a contiguous float array below the threaded size, as a 0-dim array of its
     dtype (the hot path of ``sum()`` and ``mean()``)."""
@@ -188,6 +203,7 @@ def sum(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
         d = input._data
         dt = input.dtype
         n = d.size
+        # (_contiguous_total, inlined: the per-op path)
         if (dt is _F32 or dt is _F64) and type(d) is np.ndarray and n and d.flags.c_contiguous:
             if n < cpu.FLAT_PARALLEL_MIN_ELEMENTS:
                 out = _new(Tensor)  # _wrap, inlined
@@ -226,9 +242,8 @@ def mean(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
         d = input._data
         dt = input.dtype
         n = d.size
-        if ((dt is _F32 or dt is _F64) and type(d) is np.ndarray
-                and 0 < n < cpu.FLAT_PARALLEL_MIN_ELEMENTS and d.flags.c_contiguous):
-            res = _small_total(d, dt)
+        res = _contiguous_total(d, dt)
+        if res is not None:
             res /= n  # in the array's dtype, as the general path divides
             out = _wrap(res, dt)
             if input._requires_grad and _GRAD[0]:
@@ -540,7 +555,12 @@ def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
     dims = wrap_dims(dim, x.ndim, "norm")
     if p in ("fro", 2, 2.0):
         with grad_mode.no_grad():
-            out = (x * x).sum(dims, keepdim=keepdim).sqrt()
+            if is_host(x._data):  # one fold of the squares, with no squared copy
+                res = _fold(x, dims, "sumsq", x.dtype, x.dtype.compute)
+                out = _wrap(res.reshape(_keep_shape(x.shape, dims)) if keepdim else res,
+                            x.dtype).sqrt()
+            else:
+                out = (x * x).sum(dims, keepdim=keepdim).sqrt()
         if x._requires_grad and grad_mode.GRAD_ENABLED[0]:
             node = NormBackward0()
             node.dims, node.keepdim = dims, keepdim
