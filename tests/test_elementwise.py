@@ -459,6 +459,43 @@ def test_float32_expm1_and_log1p_are_accurate_to_a_few_ulp(name, ref, low):
     _assert_same_as_rounded_float64(name, ref, [np.nan, np.inf, -np.inf, -1.0, -2.0, 0.0])
 
 
+@pytest.mark.parametrize("name,ref", [("sin", np.sin), ("cos", np.cos)])
+def test_float32_sin_cos_round_like_float64_and_take_libm_beyond_the_bound(name, ref):
+    # the vectorized float64 evaluation up to 2^19 in magnitude rounds as the float64 reference
+    # does (0.5 ulp); an array with any element beyond it (or inf) takes libm, within 1 ulp
+    bound = 2.0 ** 19
+    rng = np.random.default_rng(21)
+    near_quarter_turns = np.arange(1, 300_000, 7) * (np.pi / 2)  # reduction's hard cases
+    x = np.concatenate([rng.uniform(-bound, bound, 200_000), rng.uniform(-10, 10, 100_000),
+                        near_quarter_turns, -near_quarter_turns, np.geomspace(1e-30, 1, 2001),
+                        [bound, -bound]])
+    got, want32, ulp = _float32_ulps(name, ref, x)
+    assert ulp.max() <= 0.5001, f"{name}: {ulp.max():.4f} ulp"
+    beyond = np.concatenate([[3e5, -7.5, 0.25], np.geomspace(bound * 1.01, 3e38, 2001)])
+    got, want32, ulp = _float32_ulps(name, ref, beyond)
+    assert ulp.max() <= 1.0, f"{name} beyond the bound: {ulp.max():.3f} ulp"
+    _assert_same_as_rounded_float64(name, ref, [np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-45])
+    zeros = getattr(dg, name)(dg.tensor(np.array([0.0, -0.0], np.float32))).numpy()
+    assert list(np.signbit(zeros)) == ([False, True] if name == "sin" else [False, False])
+    # large (threaded), strided and in-place inputs, below and beyond the bound
+    for scale in (100.0, 1e7):
+        a = (rng.standard_normal((700, 400)) * scale).astype(np.float32)
+        want = ref(a.astype(np.float64)).astype(np.float32)
+        np.testing.assert_allclose(getattr(dg, name)(dg.tensor(a)).numpy(), want, atol=1.5e-7)
+        t = dg.tensor(a.T.copy()).t()
+        np.testing.assert_allclose(getattr(t, name)().numpy(), want, atol=1.5e-7)
+        inplace = dg.tensor(a)
+        getattr(inplace, name + "_")()
+        np.testing.assert_allclose(inplace.numpy(), want, atol=1.5e-7)
+
+
+def test_float32_sin_gradient_is_cos():
+    x = np.linspace(-50, 50, 10001).astype(np.float32)
+    t = dg.tensor(x, requires_grad=True)
+    t.sin().sum().backward()
+    np.testing.assert_allclose(t.grad.numpy(), np.cos(x.astype(np.float64)), atol=1.5e-7)
+
+
 def _float32_ulps(name, ref, x):
     """``(dynagrad's float32 results, float64 reference rounded to float32, the errors in ulp
     where the reference is a normal float32)`` of op ``name`` at ``x``."""
@@ -489,7 +526,8 @@ x = x.astype(np.float32)
 x64 = x.astype(np.float64)
 with np.errstate(all="ignore"):
     refs = {"exp": np.exp(x64), "tanh": np.tanh(x64), "erf": np.vectorize(math.erf)(x64),
-            "gelu": 0.5 * x64 * np.vectorize(math.erfc)(-x64 / math.sqrt(2))}
+            "gelu": 0.5 * x64 * np.vectorize(math.erfc)(-x64 / math.sqrt(2)),
+            "sin": np.sin(x64), "cos": np.cos(x64)}
 report = {}
 for name, want in refs.items():
     t = dg.tensor(x)
@@ -521,6 +559,8 @@ def test_float32_math_without_avx512_builds_powers_of_two_by_bits(tmp_path):
     report = json.loads(out)
     for name in ("exp", "tanh", "erf"):
         assert report[name]["ulp"] <= 4.0, (name, report[name])
+    for name in ("sin", "cos"):
+        assert report[name]["ulp"] <= 0.5001, (name, report[name])
     assert report["gelu"]["rel"] <= 1e-6, report["gelu"]  # what the AVX-512 path keeps, tails too
     assert report["exp"]["subnormal"] and report["exp"]["inf"], report["exp"]
 
