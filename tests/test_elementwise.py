@@ -489,6 +489,20 @@ def test_float32_sin_cos_round_like_float64_and_take_libm_beyond_the_bound(name,
         np.testing.assert_allclose(inplace.numpy(), want, atol=1.5e-7)
 
 
+def test_float32_atan_rounds_like_float64_over_the_whole_range():
+    # a vectorized float64 evaluation (two argument reductions, a fitted polynomial): the float64
+    # reference rounded (0.5 ulp), subnormal inputs exact, the special values as NumPy's
+    x = np.concatenate([np.geomspace(1e-45, 3e38, 200_001), np.linspace(0, 10, 200_001),
+                        [np.sqrt(2) - 1, 1.0, np.sqrt(2) + 1]])
+    x = np.concatenate([x, -x])
+    got, want32, ulp = _float32_ulps("atan", np.arctan, x)
+    assert ulp.max() <= 0.5001, f"atan: {ulp.max():.4f} ulp"
+    tiny = np.abs(want32) < np.finfo(np.float32).tiny
+    np.testing.assert_array_equal(got[tiny], want32[tiny])
+    _assert_same_as_rounded_float64("atan", np.arctan, [np.nan, np.inf, -np.inf, 0.0, -0.0])
+    assert np.signbit(dg.tensor([-0.0]).atan().numpy()[0])
+
+
 def test_float32_sin_gradient_is_cos():
     x = np.linspace(-50, 50, 10001).astype(np.float32)
     t = dg.tensor(x, requires_grad=True)
