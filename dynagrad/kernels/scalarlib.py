@@ -575,14 +575,14 @@ fexp2 = _float32_or_libm(_exp2_32, _exp2_libm, "2**x; vectorizable for float32, 
                          "(use inside kernels).")
 
 
-# sin and cos for float32 arguments up to SINCOS_BOUND in magnitude, evaluated in float64: libm's
+# sin, cos and tan for float32 arguments up to SINCOS_BOUND in magnitude, in float64: libm's
 # sinf/cosf keep a loop scalar (8.5 ms per 1M elements on one core, against 0.66 here). x = k pi/2
 # + r: pi/2 is split so that k * _PIO2_HI is exact for |k| < 2^20 (33 significant bits) and the
 # reduction's error, |k| * 2^-86, stays ~2^-37 of the smallest |r| a float32 below the bound
 # leaves; then sin(r) and cos(r) for |r| <= pi/4 by their Taylor series (terms to r^15 and r^16;
-# the next ones are below 2^-45 there), and the quadrant k mod 4 picks and signs one of them.
-# Within 0.5 ulp (as rounding the float64 result: tests/test_elementwise.py). Larger arguments
-# take libm: the ops check the bound first (``Elementwise.guard``).
+# the next ones are below 2^-45 there), and the quadrant k mod 4 picks and signs one of them (tan:
+# their quotient). Within 0.5 ulp (as rounding the float64 result: tests/test_elementwise.py).
+# Larger arguments take libm: the ops check the bound first (``Elementwise.bounded``).
 SINCOS_BOUND = 524288.0  # 2^19
 _TWO_OVER_PI = 2.0 / math.pi
 _PIO2_HI = 1.5707963267341256  # pi/2 to 33 bits
@@ -592,8 +592,9 @@ _COS = tuple((-1) ** k / math.factorial(2 * k) for k in range(1, 9))
 
 
 @numba.njit(inline="always")
-def _sin_cos_32(x, quarter_turns):
-    """sin(x + quarter_turns * pi/2) for a float32 ``x`` within SINCOS_BOUND, as a float32."""
+def _reduced_sin_cos(x, quarter_turns):
+    """``(sin r, cos r, q)`` in float64 for ``x + quarter_turns * pi/2 = k pi/2 + r`` (a float32
+    ``x`` within SINCOS_BOUND), ``|r| <= pi/4`` and the quadrant ``q = k mod 4`` (a float)."""
     xd = np.float64(x)
     k = np.floor(xd * _TWO_OVER_PI + 0.5)  # (np.floor: a float, so NaN passes through)
     r = (xd - k * _PIO2_HI) - k * _PIO2_LO
@@ -603,19 +604,32 @@ def _sin_cos_32(x, quarter_turns):
     c = 1.0 + r2 * (_COS[0] + r2 * (_COS[1] + r2 * (_COS[2] + r2 * (_COS[3] + r2 * (
         _COS[4] + r2 * (_COS[5] + r2 * (_COS[6] + r2 * _COS[7])))))))
     q = k + quarter_turns
-    q = q - 4.0 * np.floor(q * 0.25)  # the quadrant, 0 to 3
+    return s, c, q - 4.0 * np.floor(q * 0.25)
+
+
+@numba.njit(inline="always")
+def _sin_cos_32(x, quarter_turns):
+    """sin(x + quarter_turns * pi/2) for a float32 ``x`` within SINCOS_BOUND, as a float32."""
+    s, c, q = _reduced_sin_cos(x, quarter_turns)
     v = c if (q == 1.0 or q == 3.0) else s
     return np.float32(-v if q >= 2.0 else v)
 
 
 @numba.njit(inline="always")
 def _sin32(x):
-    return x if x == 0 else _sin_cos_32(x, 0.0)  # (sin(-0.0) is -0.0)
+    return x if x == 0 else _sin_cos_32(x, 0.0)  # (sin(-0.0) is -0.0; the reduction loses it)
 
 
 @numba.njit(inline="always")
 def _cos32(x):
     return _sin_cos_32(x, 1.0)
+
+
+@numba.njit(inline="always")
+def _tan32(x):
+    s, c, q = _reduced_sin_cos(x, 0.0)
+    t = np.float32(-c / s if (q == 1.0 or q == 3.0) else s / c)
+    return x if x == 0 else t  # (as sin: the reduction loses the sign of -0.0)
 
 
 @numba.njit(inline="always")
@@ -628,9 +642,16 @@ def _cos_libm(x):
     return math.cos(x)
 
 
+@numba.njit(inline="always")
+def _tan_libm(x):
+    return math.tan(x)
+
+
 fsin = _float32_or_libm(_sin32, _sin_libm, "sin(x); vectorizable for float32 |x| <= "
                         "SINCOS_BOUND, wrong beyond it (use inside kernels).")
 fcos = _float32_or_libm(_cos32, _cos_libm, "cos(x); vectorizable for float32 |x| <= "
+                        "SINCOS_BOUND, wrong beyond it (use inside kernels).")
+ftan = _float32_or_libm(_tan32, _tan_libm, "tan(x); vectorizable for float32 |x| <= "
                         "SINCOS_BOUND, wrong beyond it (use inside kernels).")
 
 

@@ -745,7 +745,7 @@ _UNARY_FLOAT = {
               lambda g, x, o: g * o * o * o * -0.5, "o"),
     "sin": ("fsin(x)", lambda g, x, o: g * cos(x), "x"),
     "cos": ("fcos(x)", lambda g, x, o: -(g * sin(x)), "x"),
-    "tan": ("math.tan(x)", lambda g, x, o: g * (1 + o * o), "o"),
+    "tan": ("ftan(x)", lambda g, x, o: g * (1 + o * o), "o"),
     "asin": ("math.asin(x) if -1 <= x <= 1 else math.nan",
              lambda g, x, o: g * rsqrt(1 - x * x), "x"),
     "acos": ("math.acos(x) if -1 <= x <= 1 else math.nan",
@@ -761,7 +761,8 @@ _UNARY_FLOAT = {
 
 # ops whose expression above is exact only up to a bound: (bound, the expression beyond it)
 _BOUNDED = {"sin": (scalarlib.SINCOS_BOUND, "math.sin(x)"),
-            "cos": (scalarlib.SINCOS_BOUND, "math.cos(x)")}
+            "cos": (scalarlib.SINCOS_BOUND, "math.cos(x)"),
+            "tan": (scalarlib.SINCOS_BOUND, "math.tan(x)")}
 
 # unary, dtype kept (integers stay integers)
 _UNARY_SAME = {
