@@ -37,7 +37,7 @@ from . import scalarlib as _cpu_lib
 __all__ = ["math", "np", "sigmoid", "floor_div", "py_mod", "int_fmod", "round_half_even", "frac",
            "nan_to_num", "fmax_nan", "fmin_nan", "fold_max", "fold_min", "clamp", "int_pow", "fexp",
            "fexpm1", "fexp2", "flog", "flog1p", "flog2", "flog10", "ftanh", "fsigmoid", "fgelu",
-           "fgelu_grad", "ferf", "fsilu_grad", "fgelu_tanh_grad", "fmish_grad"]
+           "fgelu_grad", "ferf", "fsilu_grad", "fgelu_tanh_grad", "fmish_grad", "fatan"]
 
 _SIMULATOR = bool(_config.ENABLE_CUDASIM)
 _NO_WARNINGS = dict(over="ignore", invalid="ignore", divide="ignore", under="ignore")
@@ -286,6 +286,17 @@ def fexp2(x):
 def _fexp2(x):
     T = _float_of(x)
     return lambda x: T(2.0) ** T(x)
+
+
+def fatan(x):
+    """atan(x)."""
+    return _np_call(_numpy.arctan, x)
+
+
+@_overload(fatan)
+def _fatan(x):
+    T = _float_of(x)
+    return lambda x: _pymath.atan(T(x))
 
 
 def flog(x):
