@@ -133,6 +133,24 @@ def kernel(g, x, mean, invstd, weight, training, gx, gw, gb):
     return src, "kernel", sig, f"batch_norm_backward {dtype}"
 
 
+# one row's mean and reciprocal standard deviation (float64, two passes over the row), stored, and
+# the mean in the data dtype as ``mf``: the start of each row in the layer and group norm forwards
+_ROW_STATS = """\
+        xr = x[i]
+        s = 0.0
+        for j in range(K):
+            s += np.float64(xr[j])
+        m = s / K
+        q = 0.0
+        for j in range(K):
+            d = np.float64(xr[j]) - m
+            q += d * d
+        r = 1.0 / math.sqrt(q / K + eps)
+        mean[i] = m
+        rstd[i] = r
+        mf = {dt}(m)"""
+
+
 def layer_norm_forward(dtype: str) -> tuple:
     """Row statistics of ``x (M,K)`` and ``y = (x - mean) * rstd * weight + bias``.
 
@@ -147,19 +165,7 @@ def layer_norm_forward(dtype: str) -> tuple:
 def kernel(x, weight, bias, first, eps, y, mean, rstd):
     M, K = x.shape
     for i in range(M):
-        xr = x[i]
-        s = 0.0
-        for j in range(K):
-            s += np.float64(xr[j])
-        m = s / K
-        q = 0.0
-        for j in range(K):
-            d = np.float64(xr[j]) - m
-            q += d * d
-        r = 1.0 / math.sqrt(q / K + eps)
-        mean[i] = m
-        rstd[i] = r
-        mf = {dt}(m)
+{_ROW_STATS.format(dt=dt)}
         rf = {dt}(r)
         wr = weight[(first + i) % weight.shape[0]]
         br = bias[(first + i) % bias.shape[0]]
@@ -170,6 +176,21 @@ def kernel(x, weight, bias, first, eps, y, mean, rstd):
     sig = (_arr(dtype, 2, True, True), _arr(dtype, 2, True, True), _arr(dtype, 2, True, True),
            _I64, _F64, _arr(dtype, 2, True), _arr("float64", 1, True), _arr("float64", 1, True))
     return src, "kernel", sig, f"layer_norm_forward {dtype}"
+
+
+# the start of the layer and group norm backwards: zeroed parameter-gradient tables, then per row
+# its gradient, input, statistics, weight row and gradient-table rows
+_BACKWARD_ROWS = """\
+    gw[:] = 0.0
+    gb[:] = 0.0
+    for i in range(M):
+        gr = g[i]
+        xr = x[i]
+        m = mean[i]
+        r = rstd[i]
+        wr = weight[(first + i) % weight.shape[0]]
+        gwr = gw[(first + i) % G]
+        gbr = gb[(first + i) % G]"""
 
 
 def layer_norm_backward(dtype: str) -> tuple:
@@ -184,16 +205,7 @@ def layer_norm_backward(dtype: str) -> tuple:
 def kernel(g, x, mean, rstd, weight, first, gx, gw, gb):
     M, K = x.shape
     G = gw.shape[0]
-    gw[:] = 0.0
-    gb[:] = 0.0
-    for i in range(M):
-        gr = g[i]
-        xr = x[i]
-        m = mean[i]
-        r = rstd[i]
-        wr = weight[(first + i) % weight.shape[0]]
-        gwr = gw[(first + i) % G]
-        gbr = gb[(first + i) % G]
+{_BACKWARD_ROWS}
         # a = sum(g*w), b = sum(g*w*(x - m)); the parameter gradients accumulate per column
         a = 0.0
         b = 0.0
@@ -235,19 +247,7 @@ def kernel(x, weight, bias, first, eps, y, mean, rstd):
     Cg = weight.shape[1]
     S = K // Cg
     for i in range(M):
-        xr = x[i]
-        s = 0.0
-        for j in range(K):
-            s += np.float64(xr[j])
-        m = s / K
-        q = 0.0
-        for j in range(K):
-            d = np.float64(xr[j]) - m
-            q += d * d
-        r = 1.0 / math.sqrt(q / K + eps)
-        mean[i] = m
-        rstd[i] = r
-        mf = {dt}(m)
+{_ROW_STATS.format(dt=dt)}
         wr = weight[(first + i) % weight.shape[0]]
         br = bias[(first + i) % bias.shape[0]]
         for c in range(Cg):
@@ -279,16 +279,7 @@ def kernel(g, x, mean, rstd, weight, first, gx, gw, gb):
     M, K = x.shape
     G, Cg = gw.shape
     S = K // Cg
-    gw[:] = 0.0
-    gb[:] = 0.0
-    for i in range(M):
-        gr = g[i]
-        xr = x[i]
-        m = mean[i]
-        r = rstd[i]
-        wr = weight[(first + i) % weight.shape[0]]
-        gwr = gw[(first + i) % G]
-        gbr = gb[(first + i) % G]
+{_BACKWARD_ROWS}
         # a = sum(g*w), b = sum(g*w*(x - m)), from per-channel sums of g and g*(x - m)
         a = 0.0
         b = 0.0

@@ -16,9 +16,14 @@ Example:
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..kernels import memory
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
 
 
 def output_dim_order(shape: tuple, arrays: list) -> tuple | None:
@@ -88,7 +93,7 @@ def empty_in_order(shape: tuple, order: tuple, dtype) -> np.ndarray:
     return base.transpose(np.argsort(order))
 
 
-def laid_out_like(make, shape: tuple, like) -> "Tensor":
+def laid_out_like(make, shape: tuple, like) -> Tensor:
     """``make(shape)``, a new Tensor, laid out like the array ``like`` where that is transposed
     or permuted (the ``preserve_format`` of ``zeros_like`` and the other ``*_like``)."""
     order = output_dim_order(shape, [like]) if type(like) is np.ndarray else None
