@@ -104,6 +104,31 @@ def test_permuted_4d_and_sliced_layouts(n):
     np.testing.assert_allclose(z.numpy(), 1 / (1 + np.exp(-a[0, 0][:, :4].T)), rtol=1e-6)
 
 
+def test_small_permuted_and_sliced_inputs_keep_their_layout_with_gradients():
+    """Small inputs take the hot path on their dims in memory order (``_permuted``): attention
+    heads' transpose, a sliced transpose; values and gradients as NumPy's."""
+    a = values((2, 16, 4, 8), 7)
+    base = dg.tensor(a, dtype=dg.float64, requires_grad=True)
+    heads = base.transpose(1, 2)
+    y = heads.exp() * heads
+    assert y.stride() == heads.stride()
+    h = a.transpose(0, 2, 1, 3)
+    np.testing.assert_allclose(y.detach().numpy(), np.exp(h) * h, rtol=1e-12)
+    y.sum().backward()
+    np.testing.assert_allclose(base.grad.numpy(), np.exp(a) * (1 + a), rtol=1e-12)
+    b = values((40, 30), 8)
+    leaf = dg.tensor(b, dtype=dg.float64, requires_grad=True)
+    sliced_t = leaf[:, :20].t()
+    z = sliced_t * 2.5 - sliced_t.sigmoid()
+    assert z.stride() == elem_strides((20, 40), (1, 0))
+    s = 1 / (1 + np.exp(-b[:, :20].T))
+    np.testing.assert_allclose(z.detach().numpy(), 2.5 * b[:, :20].T - s, rtol=1e-12)
+    z.sum().backward()
+    expected = np.zeros_like(b)
+    expected[:, :20] = (2.5 - s * (1 - s)).T
+    np.testing.assert_allclose(leaf.grad.numpy(), expected, rtol=1e-12)
+
+
 @pytest.mark.parametrize("shape", [SMALL, LARGE], ids=["small", "large"])
 def test_in_place_on_a_transposed_view(shape):
     a = values(shape)

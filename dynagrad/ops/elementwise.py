@@ -428,26 +428,47 @@ def unary_function(op: Elementwise):
 
 def _permuted(op: Elementwise, a: Tensor, b=None) -> Tensor:
     """``op(a)`` or ``op(a, b)`` (``b`` a Python number or a tensor shaped like ``a``) for a
-    small ``a`` whose result takes a permuted layout (see ``_layout``). Transposed 2-D operands
-    run the hot path over their memory (``a.T`` is C-contiguous) and the result is transposed
-    back, laid out as they are (2.5 against 14 us through ``compute``); any other layout takes
-    ``compute``."""
+    small ``a`` whose result takes a permuted layout (see ``_layout``). Operands laid out alike
+    (a transposed matrix, attention heads' ``transpose(1, 2)``, a slice of either) run the hot
+    path on their dims in memory order, and the result is permuted back, laid out as they are
+    (4-6 against 15 us through ``compute``); any other layout takes ``compute``."""
     operands = (a,) if b is None else (a, b)
-    tensors = [o for o in operands if type(o) in TENSOR_TYPES]
-    if not all(t._data.ndim == 2 and t._data.flags.f_contiguous for t in tensors):
+    da = a._data
+    order = _memory_order(da)
+    if order is None or (type(b) in TENSOR_TYPES and b._data.strides != da.strides):
         return compute(op, operands)
-    flat = [_transposed_alias(o) if type(o) in TENSOR_TYPES else o for o in operands]
+    flat = [_permuted_alias(o, order) if type(o) in TENSOR_TYPES else o for o in operands]
     out = op.unary(flat[0]) if b is None else op.binary(flat[0], flat[1])
-    out._data = out._data.T
-    if op.node_cls is not None and _GRAD[0] and any(t._requires_grad for t in tensors):
+    back = [0] * len(order)
+    for i, d in enumerate(order):
+        back[d] = i
+    out._data = out._data.transpose(back)
+    if op.node_cls is not None and _GRAD[0] and any(
+            type(o) in TENSOR_TYPES and o._requires_grad for o in operands):
         _record(op, operands, out, None)
     return out
 
 
-def _transposed_alias(t: Tensor) -> Tensor:
-    """A history-free Tensor over ``t``'s memory transposed."""
+def _memory_order(arr: np.ndarray) -> tuple | None:
+    """The dims of a transposed or permuted ``arr`` (sliced too), outermost first in memory: the
+    order ``_layout`` gives results from it; None where that is C order or undecided."""
+    if arr.ndim == 2 and arr.flags.f_contiguous:  # a transposed matrix, the common case
+        return _TRANSPOSED
+    steps = [s if s >= 0 else -s for s in arr.strides]  # (abs is the op in this module)
+    if 1 in arr.shape or 0 in steps or len(set(steps)) < len(steps):
+        order = output_dim_order(arr.shape, [arr])  # ties and broadcast dims: the full rule
+    else:
+        order = tuple(sorted(range(arr.ndim), key=lambda d: -steps[d]))
+    return order if order is not None and in_c_order(arr.transpose(order)) else None
+
+
+_TRANSPOSED = (1, 0)
+
+
+def _permuted_alias(t: Tensor, order: tuple) -> Tensor:
+    """A history-free Tensor over ``t``'s memory with its dims in ``order``."""
     alias = _new(Tensor)
-    alias._data, alias.dtype, alias._vc = t._data.T, t.dtype, t._vc
+    alias._data, alias.dtype, alias._vc = t._data.transpose(order), t.dtype, t._vc
     return alias
 
 
