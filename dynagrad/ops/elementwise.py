@@ -65,7 +65,8 @@ class Elementwise:
         self.read_by = {}
         self.params = params            # names of scalar parameters passed to the kernel
         # (bound, expressions): a unary op whose float expression holds only for inputs of at
-        # most ``bound`` in magnitude (scalarlib's fsin, fcos) runs these beyond it and on a GPU
+        # most ``bound`` in magnitude (scalarlib's fsin, fcos, ftan) runs these beyond it and
+        # on a GPU
         self.bounded = bounded
         # a node's default meta: every input shaped and typed like the output (the hot paths'
         # same-shape case, which then builds no metadata)
