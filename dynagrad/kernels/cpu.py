@@ -17,7 +17,7 @@ import numpy as np
 
 from .._batch_parallel import run_split
 from . import memory, strided_copy, templates, worker_pool
-from .cache import _memory, _stats, lookup
+from .cache import _clear_hooks, _memory, _stats, lookup
 
 # Below this many elements a kernel on Numba's pool (or split by ``run_split``) runs on one
 # thread: waking a thread pool costs more than it saves. In a training step the cost is higher
@@ -316,6 +316,22 @@ def reduce_kernel(kind: tuple, in_name: str, out_name: str):
     init, combine, final, acc = kind
     return lookup(("reduce", kind, in_name, out_name),
                   lambda: templates.reduce(init, combine, final, in_name, acc, out_name))
+
+
+_ENTRIES: dict = {}  # (kind, in_name, out_name) -> reduce_entry's entry point
+_clear_hooks.append(_ENTRIES.clear)
+
+
+def reduce_entry(kind: tuple, in_name: str, out_name: str):
+    """``reduce_kernel``'s compiled entry point, for hot paths that call it with exactly its
+    argument types (a C-contiguous ``(O, R, I)`` input, an ``(O, I)`` output) and so skip
+    Numba's type dispatch."""
+    key = (kind, in_name, out_name)
+    entry = _ENTRIES.get(key)
+    if entry is None:
+        kernel = reduce_kernel(kind, in_name, out_name)
+        entry = _ENTRIES[key] = kernel.overloads[kernel.signatures[0]].entry_point
+    return entry
 
 
 def arg_reduce_axis(x: np.ndarray, dim: int, better: str) -> np.ndarray:

@@ -523,7 +523,8 @@ def _exp2_32(x):
 
 
 def _float32_or_libm(impl32, libm, doc: str):
-    """A kernel helper: ``impl32`` for float32 (vectorizable), the jitted ``libm`` form else."""
+    """A kernel helper: ``impl32`` for float32 (vectorizable), ``libm`` (jitted or a ``math``
+    function) else."""
     def helper(x):
         return libm(x)
     helper.__doc__ = doc
@@ -632,26 +633,11 @@ def _tan32(x):
     return x if x == 0 else t  # (as sin: the reduction loses the sign of -0.0)
 
 
-@numba.njit(inline="always")
-def _sin_libm(x):
-    return math.sin(x)
-
-
-@numba.njit(inline="always")
-def _cos_libm(x):
-    return math.cos(x)
-
-
-@numba.njit(inline="always")
-def _tan_libm(x):
-    return math.tan(x)
-
-
-fsin = _float32_or_libm(_sin32, _sin_libm, "sin(x); vectorizable for float32 |x| <= "
+fsin = _float32_or_libm(_sin32, math.sin, "sin(x); vectorizable for float32 |x| <= "
                         "SINCOS_BOUND, wrong beyond it (use inside kernels).")
-fcos = _float32_or_libm(_cos32, _cos_libm, "cos(x); vectorizable for float32 |x| <= "
+fcos = _float32_or_libm(_cos32, math.cos, "cos(x); vectorizable for float32 |x| <= "
                         "SINCOS_BOUND, wrong beyond it (use inside kernels).")
-ftan = _float32_or_libm(_tan32, _tan_libm, "tan(x); vectorizable for float32 |x| <= "
+ftan = _float32_or_libm(_tan32, math.tan, "tan(x); vectorizable for float32 |x| <= "
                         "SINCOS_BOUND, wrong beyond it (use inside kernels).")
 
 
@@ -679,12 +665,7 @@ def _atan32(x):
     return np.float32(math.copysign(r, np.float64(x)))
 
 
-@numba.njit(inline="always")
-def _atan_libm(x):
-    return math.atan(x)
-
-
-fatan = _float32_or_libm(_atan32, _atan_libm, "atan(x); vectorizable for float32 (use inside "
+fatan = _float32_or_libm(_atan32, math.atan, "atan(x); vectorizable for float32 (use inside "
                          "kernels).")
 
 

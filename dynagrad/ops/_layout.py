@@ -80,6 +80,24 @@ def in_c_order(a: np.ndarray) -> bool:
     return True
 
 
+def input_dim_order(arr: np.ndarray) -> tuple | None:
+    """The dims of a transposed or permuted ``arr`` (sliced too), outermost first in memory: the
+    order ``output_dim_order`` gives a result of ``arr`` alone (without its insertion sort where
+    the strides are distinct); None where that is C order or where the dims so ordered are not
+    in C order."""
+    if arr.ndim == 2 and arr.flags.f_contiguous:  # a transposed matrix, the common case
+        return _TRANSPOSED
+    steps = [abs(s) for s in arr.strides]
+    if 1 in arr.shape or 0 in steps or len(set(steps)) < len(steps):
+        order = output_dim_order(arr.shape, [arr])  # ties and broadcast dims: the full rule
+    else:
+        order = tuple(sorted(range(arr.ndim), key=lambda d: -steps[d]))
+    return order if order is not None and in_c_order(arr.transpose(order)) else None
+
+
+_TRANSPOSED = (1, 0)
+
+
 def _aligned_strides(a: np.ndarray, shape: tuple) -> list:
     """``a``'s strides over the output's dims, 0 where ``a`` broadcasts."""
     pad = len(shape) - a.ndim

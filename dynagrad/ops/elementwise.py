@@ -26,7 +26,7 @@ from ..kernels import cpu, gpu, memory, scalarlib
 from ..kernels.cuda_array import DeviceArray
 from ..kernels.templates import BLOCK, whole_blocks_only
 from ..tensor import TENSOR_TYPES, Tensor, _new, _wrap
-from ._layout import empty_in_order, in_c_order, output_dim_order
+from ._layout import empty_in_order, in_c_order, input_dim_order, output_dim_order
 from ._util import broadcast_shapes
 from .placement import common_device, host
 from .registry import REGISTRY, register
@@ -249,21 +249,17 @@ def _within(a, bound: float) -> bool:
     if not a.size:
         return True
     rows = a.reshape(1, -1, 1)  # (a copy of a non-contiguous one)
-    fold = ("0", f"acc += 1.0 if abs(v) > {bound!r} else 0.0", "acc", "float64")
+    fold = _COUNT_BEYOND.get(bound) or _COUNT_BEYOND.setdefault(
+        bound, ("0", f"acc += 1.0 if abs(v) > {bound!r} else 0.0", "acc", "float64"))
     if a.size >= cpu.FLAT_PARALLEL_MIN_ELEMENTS or a.dtype not in _COUNT_DTYPES:
         return not cpu.reduce_axis(rows, 1, fold, np.float64)[0, 0]
-    # small: the fold's compiled entry point, called directly (2.7 -> 0.5 us over 1024 floats)
-    entry = _COUNTS.get((fold, a.dtype))
-    if entry is None:
-        kernel = cpu.reduce_kernel(fold, a.dtype.name, "float64")
-        entry = _COUNTS[fold, a.dtype] = kernel.overloads[kernel.signatures[0]].entry_point
-    count = np.empty((1, 1))
-    entry(rows, count)
+    count = np.empty((1, 1))  # small: the compiled fold called directly (2.7 -> 0.5 us)
+    cpu.reduce_entry(fold, a.dtype.name, "float64")(rows, count)
     return not count[0, 0]
 
 
 _COUNT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
-_COUNTS: dict = {}  # (fold, dtype) -> entry point of the counting fold (see _within)
+_COUNT_BEYOND: dict = {}  # bound -> the fold counting elements beyond it (see _within)
 
 
 # --- the hot path ----------------------------------------------------------------------------
@@ -435,7 +431,7 @@ def _permuted(op: Elementwise, a: Tensor, b=None) -> Tensor:
     (4-6 against 15 us through ``compute``); any other layout takes ``compute``."""
     operands = (a,) if b is None else (a, b)
     da = a._data
-    order = _memory_order(da)
+    order = input_dim_order(da)
     if order is None or (type(b) in TENSOR_TYPES and b._data.strides != da.strides):
         return compute(op, operands)
     flat = [_permuted_alias(o, order) if type(o) in TENSOR_TYPES else o for o in operands]
@@ -448,22 +444,6 @@ def _permuted(op: Elementwise, a: Tensor, b=None) -> Tensor:
             type(o) in TENSOR_TYPES and o._requires_grad for o in operands):
         _record(op, operands, out, None)
     return out
-
-
-def _memory_order(arr: np.ndarray) -> tuple | None:
-    """The dims of a transposed or permuted ``arr`` (sliced too), outermost first in memory: the
-    order ``_layout`` gives results from it; None where that is C order or undecided."""
-    if arr.ndim == 2 and arr.flags.f_contiguous:  # a transposed matrix, the common case
-        return _TRANSPOSED
-    steps = [s if s >= 0 else -s for s in arr.strides]  # (abs is the op in this module)
-    if 1 in arr.shape or 0 in steps or len(set(steps)) < len(steps):
-        order = output_dim_order(arr.shape, [arr])  # ties and broadcast dims: the full rule
-    else:
-        order = tuple(sorted(range(arr.ndim), key=lambda d: -steps[d]))
-    return order if order is not None and in_c_order(arr.transpose(order)) else None
-
-
-_TRANSPOSED = (1, 0)
 
 
 def _permuted_alias(t: Tensor, order: tuple) -> Tensor:

@@ -23,6 +23,7 @@ from ..autograd import grad_mode
 from ..autograd.function import Node, record, record_one
 from ..dtypes import bool_, int64
 from ..errors import describe
+from ..kernels import cache as kernel_cache
 from ..kernels import cpu
 from ..kernels.gpu import backend
 from ..tensor import TENSOR_TYPES, Tensor, _new, _wrap
@@ -156,6 +157,7 @@ def _sum_dtype(x: Tensor, dtype):
 _F32, _F64 = dtypes.float32, dtypes.float64
 _GRAD = grad_mode.GRAD_ENABLED
 _FULL_SUM: dict = {}  # float dtype -> (compiled entry point, numpy dtype): sum of everything
+kernel_cache._clear_hooks.append(_FULL_SUM.clear)
 
 
 def _contiguous_total(d, dt) -> np.ndarray | None:
@@ -184,8 +186,8 @@ def _small_total(d: np.ndarray, dt) -> np.ndarray:
 def _full_sum_entry(dt):
     """Entry point of the float fold for ``x.sum()`` on a contiguous tensor (the hot path)."""
     init, combine, final = _FOLDS["sum"]["f"]
-    kernel = cpu.reduce_kernel((init, combine, final, "float64"), dt.name, dt.name)
-    entry = _FULL_SUM[dt] = (kernel.overloads[kernel.signatures[0]].entry_point, dt.np)
+    entry = _FULL_SUM[dt] = (cpu.reduce_entry((init, combine, final, "float64"), dt.name,
+                                              dt.name), dt.np)
     return entry
 
 
