@@ -8,23 +8,13 @@ Example:
     >>> x.grad
     tensor([2., 4., 6.])
 """
-from ._gc import collection_paused as _collection_paused
+from ._runtime import configure as _configure
+from ._runtime.gc import collection_paused as _collection_paused
 
-# the import's objects mostly live on: collecting while they appear cost ~7% of it (see _gc)
+# the import's objects mostly live on: collecting while they appear cost ~7% of it (see _runtime.gc)
 with _collection_paused():
-    from ._cpu_target import prefer_wide_vectors as _prefer_wide_vectors
-    from ._malloc import tune_malloc as _tune_malloc
-    from ._threads import choose_threading_layer as _choose_threading_layer
-
-    # both before Numba is imported: it reads its CPU target and starts its thread pool once
-    _prefer_wide_vectors()
-    _choose_threading_layer()
-    _tune_malloc()  # freed buffers stay for reuse: no page faults per training step
-
+    _configure()  # first, before Numba starts: CPU target, thread layer, malloc (see _runtime)
     from . import autograd, dtypes, kernels, testing
-    from ._blas_probe import defer_blas_probe as _defer_blas_probe
-    _defer_blas_probe()  # Numba is imported now; its CPU target starts with the first kernel
-
     from .autograd import enable_grad, inference_mode, no_grad, set_grad_enabled
     from .autograd.grad_mode import is_grad_enabled, is_inference_mode_enabled
     from .creation import *  # noqa: F401,F403
@@ -32,9 +22,9 @@ with _collection_paused():
                               is_deterministic_algorithms_warn_only_enabled,
                               use_deterministic_algorithms)
     from .device import device
-    from .dtypes import (bool_ as bool, double, float, float16, float32, float64,
-                         get_default_dtype, half, int8, int16, int32, int64, long,
-                         promote_types, result_type, set_default_dtype, short, uint8)
+    from .dtypes import (bool_ as bool, double, float, float16, float32, float64, get_default_dtype,
+                         half, int8, int16, int32, int64, long, promote_types, result_type,
+                         set_default_dtype, short, uint8)
     from .dtypes import dtype
     from .dtypes import int as int
     from .ops import FUNCTIONS as _FUNCTIONS
@@ -48,6 +38,7 @@ with _collection_paused():
     from . import cuda
     from .nn.functional import log_softmax, softmax  # (also Tensor methods, as PyTorch)
     from .serialization import load, save
+    from ._warmup import warmup
     from .interop import from_dlpack  # (also gives Tensor its interop protocols)
 
     Tensor.softmax = softmax

@@ -16,10 +16,10 @@ import numpy as np
 from . import dtypes
 from .device import CPU, as_device
 from .dtypes import dtype as DType
-from .ops._layout import laid_out_like
-from .ops._util import shape_arg
-from .ops.placement import empty as empty_buffer
-from .ops.placement import host, move_array
+from .layout import laid_out_like
+from .shapes import shape_arg
+from .kernels.buffers import empty as empty_buffer
+from .kernels.buffers import host, move_array
 from .tensor import Tensor, _wrap
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "zeros_like",

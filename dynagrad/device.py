@@ -69,5 +69,5 @@ def as_device(spec) -> device:
     d = spec if isinstance(spec, device) else device(spec)
     if d.type == "cpu":
         return CPU
-    from .cuda import _runtime
+    from .kernels.cuda import runtime as _runtime
     return cuda_device(_runtime.resolve(d, f"device {d}"))

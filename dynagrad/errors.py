@@ -10,8 +10,3 @@ def describe(x) -> str:
     return repr(x)
 
 
-def op_error(op: str, rule: str, *args, exc=RuntimeError) -> Exception:
-    """``op: rule; got a=..., b=...`` as an exception instance (the caller raises it)."""
-    if args:
-        rule = f"{rule} (got " + ", ".join(describe(a) for a in args) + ")"
-    return exc(f"{op}: {rule}")

@@ -24,7 +24,7 @@ import ctypes
 import numpy as np
 
 from . import dtypes
-from .kernels.cuda_array import DeviceArray, _geometry
+from .kernels.cuda.device_array import DeviceArray, _geometry
 from .tensor import Tensor, _wrap
 
 __all__ = ["from_dlpack"]
@@ -102,7 +102,7 @@ def from_cuda_array_interface(obj) -> Tensor:
 
 def _device_of_pointer(ptr: int) -> int:
     """The ordinal of the GPU that holds ``ptr`` (the current device under the simulator)."""
-    from .cuda import _runtime
+    from .kernels.cuda import runtime as _runtime
     _runtime.require("__cuda_array_interface__")
     if _runtime.is_simulator() or ptr == 0:
         return _runtime.current_index()
@@ -127,7 +127,7 @@ def _c_strides(shape: tuple, itemsize: int) -> tuple:
 def _foreign(ptr: int, shape: tuple, strides: tuple, dtype: np.dtype, device_index: int,
              owner) -> DeviceArray:
     """A DeviceArray over foreign memory starting at ``ptr`` (strides in bytes, any sign)."""
-    from .kernels.cuda_memory import ForeignBlock
+    from .kernels.cuda.memory import ForeignBlock
     lo = hi = 0
     if 0 not in shape:
         for n, s in zip(shape, strides):

@@ -18,12 +18,14 @@ import numpy as np
 from . import dtypes
 from .device import as_device
 from .dtypes import dtype as DType
-from .ops._layout import laid_out_like
-from .ops._util import shape_arg
+from .layout import laid_out_like
+from .shapes import shape_arg
 from .autograd.grad_mode import no_grad
-from .kernels import cuda_random, gpu, philox
-from .kernels.cuda_array import DeviceArray
-from .ops.placement import host, move_array
+from .kernels import philox as stream
+from .kernels.cuda import backend as gpu
+from .kernels.cpu import philox
+from .kernels.cuda.device_array import DeviceArray
+from .kernels.buffers import host, move_array
 from .tensor import Tensor, _wrap
 
 __all__ = ["Generator", "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state",
@@ -132,7 +134,7 @@ def set_rng_state(state: Tensor) -> None:
 
 def _gen(generator: Generator | None, index: int | None = None) -> np.random.Generator:
     """The NumPy Philox stream to draw from: ``generator``'s, else device ``index``'s default.
-    A GPU draws uniform numbers itself (kernels/cuda_random.py); its normal draws are made on
+    A GPU draws uniform numbers itself (kernels/cuda/philox.py); its normal draws are made on
     the host and copied. Either way they are bitwise the CPU's numbers for the same seed."""
     return (generator or _device_generator(index))._np
 
@@ -167,7 +169,7 @@ def _uniform_on(generator, index: int | None, shape, dt: DType):
     name = _draw_dtype(dt).name
     state = gen.bit_generator.state
     out = gpu.philox_uniform(state, tuple(shape), name, index)
-    gen.bit_generator.state = cuda_random.advance_state(state, out.size, name)
+    gen.bit_generator.state = stream.advance_state(state, out.size, name)
     return out
 
 

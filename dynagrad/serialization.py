@@ -37,7 +37,7 @@ import numpy as np
 
 from . import dtypes
 from .device import as_device
-from .ops.placement import host
+from .kernels.buffers import host
 from .tensor import Size, Tensor, _wrap
 
 __all__ = ["save", "load", "save_safetensors", "load_safetensors"]

@@ -15,7 +15,7 @@ import numpy as np
 
 from . import dtypes
 from .device import CPU, cuda_device
-from .kernels.cuda_array import DeviceArray as _DA
+from .kernels.cuda.device_array import DeviceArray as _DA
 from .dtypes import dtype as _dtype_cls
 
 
@@ -311,7 +311,7 @@ class Tensor:
 
     # --- printing --------------------------------------------------------------------------
     def __repr__(self) -> str:
-        from ._format import tensor_repr
+        from .tensor_str import tensor_repr
         return tensor_repr(self)
 
     __str__ = __repr__

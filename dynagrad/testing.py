@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .ops.placement import host
+from .kernels.buffers import host
 from .tensor import Tensor
 
 # (rtol, atol) by dtype, as torch.testing.assert_close

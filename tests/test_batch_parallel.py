@@ -1,4 +1,4 @@
-"""Batch slices run on OpenBLAS's worker threads (dynagrad._batch_parallel): every item covered
+"""Batch slices run on OpenBLAS's worker threads (dynagrad._runtime.blas_threads): every item covered
 once, results in slice order, BLAS's thread count restored (also after an error and across
 concurrent callers), and the convolution that uses it equal to its unsplit self."""
 import os
@@ -9,7 +9,7 @@ import pytest
 
 import dynagrad as dg
 import dynagrad.nn.functional as F
-from dynagrad import _batch_parallel as bp
+from dynagrad._runtime import blas_threads as bp
 
 needs_openblas = pytest.mark.skipif(bp._BLAS is None or bp._BLAS[1]() < 2,
                                     reason="NumPy's bundled OpenBLAS with 2+ threads")

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from dynagrad import _blas_probe
+from dynagrad._runtime import blas_probe as _blas_probe
 
 # a fresh process: the first kernel (Numba's CPU target starts), then a jitted np.dot
 _PROBE = """

@@ -533,7 +533,7 @@ def _assert_same_as_rounded_float64(name, ref, values):
 
 _PORTABLE_MATH_PROBE = """
 import json, math, numpy as np, dynagrad as dg
-from dynagrad import _cpu_target
+from dynagrad._runtime import cpu_target as _cpu_target
 import dynagrad.nn.functional as F
 assert not _cpu_target.compiles_for_avx512()
 x = np.concatenate([np.linspace(-20, 20, 40001), [-103.5, -95.0, -88.0, 88.5, 89.0, 100.0]])

@@ -3,7 +3,7 @@ import gc
 
 import pytest
 
-from dynagrad._gc import collection_paused
+from dynagrad._runtime.gc import collection_paused
 
 
 def test_pauses_and_restores_the_collector():

@@ -742,7 +742,7 @@ def test_index_select_and_add_refuse_negative_positions_like_torch():
 def test_topk_of_small_k_keeps_the_stable_sort_order_with_ties_and_nan(dtype, largest):
     # small k keeps each row's best in a buffer; the result must be the stable sort's prefix:
     # NaN largest, equal values in their original order, any dim
-    from dynagrad.ops.indexing import _argsort_array
+    from dynagrad.kernels.cpu.backend import _argsort_array
     rng = np.random.default_rng(8)
     x = rng.integers(0, 6, (7, 9, 50)).astype(dtype)
     if np.issubdtype(dtype, np.floating):
@@ -764,7 +764,7 @@ def test_large_sorts_split_among_threads_match_torchs_stable_sort(dim, descendin
     # from SORT_SPLIT_MIN_ELEMENTS the lines sort in slices on all cores: the result is still
     # the one stable order (ties in original order, NaN largest) along any dim
     torch = pytest.importorskip("torch")
-    from dynagrad.ops.indexing import SORT_SPLIT_MIN_ELEMENTS
+    from dynagrad.kernels.cpu.backend import SORT_SPLIT_MIN_ELEMENTS
     rng = np.random.default_rng(9)
     x = rng.integers(0, 50, (37, 300, 8)).astype(np.float32)
     x[rng.random(x.shape) < 0.02] = np.nan

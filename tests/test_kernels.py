@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import dynagrad as dg
-from dynagrad.kernels import cache, cpu, templates
+from dynagrad.kernels import cache
+from dynagrad.kernels.cpu import backend as cpu, templates
 
 TESTED_OPS: set = set()
 
@@ -227,7 +228,7 @@ def test_no_thread_spin_penalty_for_small_tensors(expr):
 
 _IDLE_POOL_PROBE = """
 import os, resource, time, numba, dynagrad as dg
-from dynagrad.kernels import cpu
+from dynagrad.kernels.cpu import backend as cpu
 @numba.njit(parallel=True)
 def total(x):  # what dynagrad's prange kernels run on without OpenBLAS
     acc = 0.0
@@ -248,7 +249,7 @@ print(numba.threading_layer(), os.environ.get("OMP_WAIT_POLICY"), busy)
 def test_thread_pool_sleeps_between_calls(layer):
     # on a 2-core machine a pool that busy-waits between parallel calls steals the cores from
     # BLAS and everything else: TBB sleeps by itself, OpenMP must be told to wait passively
-    from dynagrad import _threads
+    from dynagrad._runtime import threads as _threads
     env = {k: v for k, v in os.environ.items()
            if k not in ("NUMBA_THREADING_LAYER", "OMP_WAIT_POLICY")}
     if layer != "default":
@@ -268,7 +269,7 @@ def test_thread_pool_sleeps_between_calls(layer):
 
 _IDLE_WORKERS_PROBE = """
 import resource, time, dynagrad as dg
-from dynagrad.kernels import cpu
+from dynagrad.kernels.cpu import backend as cpu
 a = dg.rand(cpu.PARALLEL_MIN_ELEMENTS * 2)
 (a + a).exp()  # threaded elementwise kernels run on OpenBLAS's workers
 time.sleep(0.3)  # they busy-wait ~0.1 s after each call, then sleep
@@ -286,7 +287,7 @@ def test_worker_pool_sleeps_when_idle():
 
 
 def test_large_outputs_reuse_idle_buffers_but_never_live_ones():
-    from dynagrad.kernels import memory
+    from dynagrad.kernels.cpu import memory
     n = memory.POOL_MIN_BYTES // 4
     a = dg.rand(n)
     first = a + 1.0
@@ -340,7 +341,7 @@ def test_wide_vectors_are_requested_on_avx512_cpus_unless_told_otherwise(env, ex
 def test_copy_run_moves_exactly_the_run_at_any_length_and_position(dtype):
     import numba
 
-    from dynagrad.kernels.scalarlib import copy_run
+    from dynagrad.kernels.cpu.scalarlib import copy_run
 
     @numba.njit
     def copy(dst, d, src, s, n):
@@ -360,7 +361,7 @@ def test_copy_run_moves_exactly_the_run_at_any_length_and_position(dtype):
 def test_add_tap_sums_adds_each_tap_on_its_lanes_only(dtype):
     import numba
 
-    from dynagrad.kernels.scalarlib import add_tap_sums
+    from dynagrad.kernels.cpu.scalarlib import add_tap_sums
 
     @numba.njit
     def add(dst, d, src, s, step, taps, lo, hi, limit):
@@ -389,7 +390,7 @@ def test_max_pool_pairs_writes_each_window_on_its_lanes_only(dtype):
     # max_pool's scan), the first of equal values winning; lanes past the count untouched
     import numba
 
-    from dynagrad.kernels.scalarlib import max_pool_pairs
+    from dynagrad.kernels.cpu.scalarlib import max_pool_pairs
 
     @numba.njit
     def pool(out, o, idx, src, s, width, base, n):
@@ -518,7 +519,7 @@ _COPY_CASES = [  # (source shape, view of it), each copied to a contiguous array
 def test_strided_copies_move_every_element_once(case, dtype):
     # .contiguous() of permuted, sliced and broadcast views: rows, tiled transposes (partial
     # tiles, threaded or not) and the elementwise fallback all give NumPy's copy
-    from dynagrad.kernels import strided_copy
+    from dynagrad.kernels.cpu import strided_copy
     shape, view = _COPY_CASES[case]
     a = np.random.default_rng(case).standard_normal(shape) * 100
     src = view(a.astype(dtype))
@@ -544,7 +545,7 @@ _SLICE_CASES = [  # (source view, output view of a larger array), as cat and set
 @pytest.mark.parametrize("threaded", [False, True])
 @pytest.mark.parametrize("case", range(len(_SLICE_CASES)))
 def test_strided_copies_into_slices_of_a_larger_output(case, threaded):
-    from dynagrad.kernels import strided_copy
+    from dynagrad.kernels.cpu import strided_copy
     rows = 30_000 if threaded else 300  # 40 columns: 1.2M elements, past both thresholds
     a = np.random.default_rng(case).standard_normal((rows, 200)).astype(np.float32)
     src_view, out_view = _SLICE_CASES[case]

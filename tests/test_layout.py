@@ -10,8 +10,8 @@ import pytest
 import dynagrad as dg
 import dynagrad.nn.functional as F
 from dynagrad.autograd import gradcheck
-from dynagrad.kernels import cpu
-from dynagrad.ops._layout import in_c_order, output_dim_order
+from dynagrad.kernels.cpu import backend as cpu
+from dynagrad.layout import in_c_order, output_dim_order
 
 # sizes on both sides of the threaded flat kernels' threshold
 SMALL, LARGE = (6, 4), (512, 2 ** 17 // 512 + 64)

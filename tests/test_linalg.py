@@ -199,7 +199,7 @@ def test_batched_products_split_across_cores_match_numpy(sa, sb):
     # batches of small float32 products above SPLIT_MIN_BATCH_WORK run as slices of their first
     # batch dim (a broadcast operand is shared): the result must equal one np.matmul, and so
     # must the gradients computed through the same path
-    from dynagrad.ops import linalg
+    from dynagrad.kernels.cpu.gemm import products as linalg
     a, b = data(sa, 5).astype(np.float32), data(sb, 6).astype(np.float32)
     batch = np.broadcast_shapes(sa[:-2], sb[:-2])
     assert sa[-2] * sa[-1] * sb[-1] * int(np.prod(batch)) >= linalg.SPLIT_MIN_BATCH_WORK
@@ -221,8 +221,8 @@ def test_batched_small_products_from_register_tiles_match_numpy():
     # float32 batches of whole 8 x 32 tiles run on gemm_tile's AVX-512 tiles straight from the
     # operands: attention's layouts (strided 4-D views, a transposed right operand laid out in
     # 16 x 16 blocks, a transposed left one, a broadcast batch dim) against float64 NumPy
-    from dynagrad._cpu_target import compiles_for_avx512
-    from dynagrad.ops import linalg
+    from dynagrad._runtime.cpu_target import compiles_for_avx512
+    from dynagrad.kernels.cpu.gemm import products as linalg
     rng = np.random.default_rng(8)
 
     def heads(*shape):  # (batch, length, heads, dim) -> (batch, heads, length, dim) view
@@ -235,18 +235,18 @@ def test_batched_small_products_from_register_tiles_match_numpy():
     for a, b in cases:
         shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1])
         assert linalg._tiles_fit(a, b, shape, a.shape[-1]) == compiles_for_avx512()
-        got = linalg._cpu_matmul(a, b)
+        got = linalg.matmul(a, b)
         want = np.matmul(a.astype(np.float64), b.astype(np.float64))
         assert got.shape == want.shape and got.flags.c_contiguous
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
     # what the tiles do not cover goes to NumPy: a partial tile, strided rows and columns
     off = rng.standard_normal((64, 100, 64), dtype=np.float32)
-    np.testing.assert_allclose(linalg._cpu_matmul(off, k.reshape(64, 128, 64)[:, :64]),
+    np.testing.assert_allclose(linalg.matmul(off, k.reshape(64, 128, 64)[:, :64]),
                                np.matmul(off, k.reshape(64, 128, 64)[:, :64]), rtol=1e-5,
                                atol=1e-4)
     strided = w[..., ::2, ::2]
     assert not linalg._tiles_fit(w, strided, w.shape[:-1] + (64,), 64)
-    np.testing.assert_allclose(linalg._cpu_matmul(w[..., :64], strided),
+    np.testing.assert_allclose(linalg.matmul(w[..., :64], strided),
                                np.matmul(w[..., :64], strided), rtol=1e-5, atol=1e-4)
 
 
@@ -255,7 +255,7 @@ def test_small_row_products_from_packed_register_tiles_match_numpy():
     # 8-row tiles, then 8/4/2/1-row ones), masked last columns, a left operand with a row
     # stride, on one thread and split over OpenBLAS's workers by panels or by row blocks, k
     # summed in passes, against float64 NumPy
-    from dynagrad.kernels import gemm_tile, tile_gemm
+    from dynagrad.kernels.cpu.gemm import tiles as gemm_tile, matmul as tile_gemm
     from dynagrad.kernels.cache import lookup
     if not gemm_tile.AVAILABLE:
         pytest.skip("the register tiles need AVX-512")
@@ -286,11 +286,11 @@ def test_small_row_products_from_packed_register_tiles_match_numpy():
 
 
 def test_linear_and_2d_matmul_with_few_rows_match_float64():
-    # float32 products in ops.linalg.matmul_2d's tile range: F.linear's forward (x @ W.T),
+    # float32 products in kernels.cpu.gemm.products.matmul_2d's tile range: F.linear's forward (x @ W.T),
     # input and weight gradients (g @ W, g.T @ x; with few rows) and a plain 2-D matmul of a
     # transposed view, against float64 NumPy
     import dynagrad.nn.functional as F
-    from dynagrad.ops import linalg
+    from dynagrad.kernels.cpu.gemm import products as linalg
     rng = np.random.default_rng(10)
     for rows, n_in, n_out in [(128, 784, 256), (20, 200, 36), (3, 64, 1000), (300, 64, 128),
                               (600, 64, 96)]:
@@ -314,9 +314,9 @@ def test_linear_and_2d_matmul_with_few_rows_match_float64():
 def test_openblas_avx2_kernels_send_every_product_to_the_tiles(monkeypatch):
     # where NumPy's OpenBLAS runs AVX2 kernels (its Haswell ones, as on AMD's Zen 5) the tiles
     # take the products that OpenBLAS's AVX-512 kernels keep, with the same results
-    from dynagrad._batch_parallel import blas_core
-    from dynagrad.kernels import gemm_tile
-    from dynagrad.ops import linalg
+    from dynagrad._runtime.blas_threads import blas_core
+    from dynagrad.kernels.cpu.gemm import tiles as gemm_tile
+    from dynagrad.kernels.cpu.gemm import products as linalg
     core = blas_core()
     assert linalg.TILES_ALWAYS == (core is not None and core not in linalg.BLAS_AVX512_CORES)
     if not gemm_tile.AVAILABLE:

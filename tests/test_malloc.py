@@ -1,4 +1,4 @@
-"""glibc malloc tuning at import (dynagrad._malloc): a 20 MiB buffer comes from the reusable heap,
+"""glibc malloc tuning at import (dynagrad._runtime.malloc): a 20 MiB buffer comes from the reusable heap,
 not from fresh mapped pages, unless the user opts out; the user's own malloc settings win."""
 import ctypes
 import json
@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from dynagrad import _malloc
+from dynagrad._runtime import malloc as _malloc
 
 
 def _glibc_with_mallinfo2() -> bool:
@@ -25,7 +25,7 @@ pytestmark = pytest.mark.skipif(not _glibc_with_mallinfo2(), reason="glibc >= 2.
 # bytes glibc holds in mapped blocks before and after allocating a 20 MiB array
 _PROBE = """
 import ctypes, json, numpy as np, dynagrad
-from dynagrad import _malloc
+from dynagrad._runtime import malloc as _malloc
 class MallInfo2(ctypes.Structure):
     _fields_ = [(n, ctypes.c_size_t) for n in ("arena", "ordblks", "smblks", "hblks", "hblkhd",
                                                "usmblks", "fsmblks", "uordblks", "fordblks",
@@ -34,7 +34,7 @@ libc = ctypes.CDLL("libc.so.6")
 libc.mallinfo2.restype = MallInfo2
 before = libc.mallinfo2().hblkhd
 a = np.ones(20 << 18, np.float32)
-from dynagrad.kernels import memory
+from dynagrad.kernels.cpu import memory
 print(json.dumps({"tuned": _malloc.TUNED, "mapped": libc.mallinfo2().hblkhd - before,
                   "pool_min": memory.POOL_MIN_BYTES}))
 """

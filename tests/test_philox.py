@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import dynagrad as dg
-from dynagrad.kernels import philox
+from dynagrad.kernels.cpu import philox
 
 
 def _twins(seed: int, before: tuple):

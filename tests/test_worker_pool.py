@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 
 import dynagrad as dg
-from dynagrad import _batch_parallel
-from dynagrad.kernels import cache, cpu, fused_update, templates, worker_pool
+from dynagrad._runtime import blas_threads as _batch_parallel
+from dynagrad.kernels import cache, optim_updates as fused_update
+from dynagrad.kernels.cpu import backend as cpu, templates, worker_pool
 
 pytestmark = pytest.mark.skipif(not worker_pool.AVAILABLE,
                                 reason="NumPy without its bundled OpenBLAS: no worker pool")
@@ -104,7 +105,8 @@ def test_prange_kernel_without_openblas(monkeypatch):
 
 _LOAD_FROM_DISK = """
 import numpy as np, dynagrad as dg
-from dynagrad.kernels import cpu, cache_stats
+from dynagrad.kernels import cache_stats
+from dynagrad.kernels.cpu import backend as cpu
 x = np.linspace(-3, 3, cpu.FLAT_PARALLEL_MIN_ELEMENTS + 9).astype(np.float32)
 got = dg.tensor(x).tanh().numpy()
 err = float(np.max(np.abs(got.astype(np.float64) - np.tanh(x.astype(np.float64)))))
@@ -242,7 +244,7 @@ def test_threaded_total_does_not_depend_on_the_thread_count(monkeypatch):
 _WITHOUT_POOL = """
 import json, numpy as np, dynagrad as dg
 import dynagrad.nn.functional as F
-from dynagrad.kernels import cpu, worker_pool
+from dynagrad.kernels.cpu import backend as cpu, worker_pool
 rng = np.random.default_rng(5)
 x = rng.standard_normal((1400, 401)).astype(np.float32)  # 2^19 and more, not whole blocks
 w = rng.standard_normal((300, 401)).astype(np.float32)

@@ -90,7 +90,7 @@ def machine(torch_note: str) -> dict:
     import numba
 
     import dynagrad as dg
-    import dynagrad.kernels.cuda as dg_cuda
+    import dynagrad.kernels.cuda.runner as dg_cuda
     info = {"python": platform.python_version(), "platform": platform.platform(),
             "gpu": dg.cuda.get_device_name(), "capability": list(dg.cuda.get_device_capability()),
             "simulator": bool(numba.config.ENABLE_CUDASIM), "numba": numba.__version__,

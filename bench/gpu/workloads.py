@@ -148,7 +148,7 @@ MATMUL_TOLERANCE = {"float32": 1e-4, "float16": 1e-2}
 
 def matmul(frameworks: dict, sizes: Sizes, cfg: Config) -> list:
     """``a @ b`` for square float32 and float16 matrices, in TFLOP/s (2 n^3 per product)."""
-    import dynagrad.kernels.cuda as dg_cuda
+    import dynagrad.kernels.cuda.runner as dg_cuda
     backend = dg_cuda.matmul_backend()
     clocks = {fw: Clock(mod, "device") for fw, mod in frameworks.items()}
     rows = []

@@ -42,7 +42,7 @@ def _ones_like(out):
                 one = _ONE[arr.dtype] = np.ones((), arr.dtype)
             return _wrap(one.copy(), out.dtype)
         return _wrap(np.ones(arr.shape, arr.dtype), out.dtype)
-    from ..ops.placement import full_like_array
+    from ..kernels.buffers import full_like_array
     return _wrap(full_like_array(arr, arr.shape, 1, arr.dtype), out.dtype)
 
 
@@ -231,12 +231,13 @@ def _check_hook_result(fn, old, new) -> None:
 
 
 def _materialize(node, grads) -> list:
-    """Outputs that got no gradient receive zeros (custom Functions may opt out)."""
+    """Outputs that got no gradient receive zeros on their device (custom Functions may opt
+    out)."""
     if all(g is not None for g in grads) or not getattr(node, "materialize_grads", True):
         return grads
-    from .. import zeros
-    return [zeros(shape, dtype=dtype) if g is None else g
-            for g, (shape, dtype) in zip(grads, node._output_meta)]
+    from ..creation import zeros
+    return [zeros(shape, dtype=dtype, device=device) if g is None else g
+            for g, (shape, dtype, device) in zip(grads, node._output_meta)]
 
 
 def _take(g, leaf, taken: set) -> bool:
@@ -299,7 +300,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
     for k, (g, t) in enumerate(zip(result, ins)):
         if g is None:
             if materialize_grads:
-                from .. import zeros_like
+                from ..creation import zeros_like
                 g = zeros_like(t)
             elif not allow_unused:
                 raise RuntimeError(f"One of the differentiated Tensors (input {k}) appears to not "

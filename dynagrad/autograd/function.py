@@ -36,7 +36,7 @@ class Node:
     _post_hooks = None    # [hook(grad_inputs, grad_outputs)]
     _retain_hooks = None  # output index -> hook(grad) storing a non-leaf's .grad, run last
     next_functions = ()
-    _output_meta = ()     # (shape, dtype) per output, to materialise missing gradients
+    _output_meta = ()     # (shape, dtype, device) per output, to materialise missing gradients
 
     def name(self) -> str:
         return type(self).__name__
@@ -190,7 +190,7 @@ def record(node: Node, inputs, outputs) -> Node:
         o.grad_fn = node
         o._output_nr = i
         o._requires_grad = True
-        meta.append((o._data.shape, o.dtype))
+        meta.append((o._data.shape, o.dtype, o.device))
     node._output_meta = tuple(meta)
     return node
 

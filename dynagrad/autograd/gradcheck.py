@@ -43,7 +43,7 @@ def _numerical_jacobian(fn, inputs, k, out_index, eps) -> np.ndarray:
 def _analytical_jacobian(fn, inputs, diff_idx, out_index) -> list:
     out = _outputs(fn, inputs)[out_index]
     jacs = [np.zeros((inputs[k].numel(), out.numel())) for k in diff_idx]
-    from .. import zeros
+    from ..creation import zeros
     for j in range(out.numel()):
         g = zeros(tuple(out.shape), dtype=out.dtype, device=out.device)  # C order: a view below
         g._data.reshape(-1)[j] = 1.0
@@ -91,7 +91,7 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
 def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: float = 1e-5,
                   rtol: float = 1e-3, raise_exception: bool = True, **_ignored) -> bool:
     """``gradcheck`` of the gradient itself (backward with ``create_graph=True``)."""
-    from .. import randn_like
+    from ..random import randn_like
     from ..tensor import Tensor
     inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
     outs = _outputs(func, inputs)

@@ -8,7 +8,7 @@ Example:
 """
 from __future__ import annotations
 
-from . import _runtime
+from ..kernels.cuda import runtime as _runtime
 
 __all__ = ["is_available", "device_count", "current_device", "set_device", "device", "synchronize",
            "get_device_name", "get_device_capability"]

@@ -12,8 +12,8 @@ Example:
 """
 from __future__ import annotations
 
-from ..kernels import cuda_memory as _mem
-from . import _runtime
+from ..kernels.cuda import memory as _mem
+from ..kernels.cuda import runtime as _runtime
 
 OutOfMemoryError = _mem.OutOfMemoryError
 

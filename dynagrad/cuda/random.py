@@ -10,7 +10,7 @@ Example:
 """
 from __future__ import annotations
 
-from . import _runtime
+from ..kernels.cuda import runtime as _runtime
 
 __all__ = ["manual_seed", "manual_seed_all"]
 

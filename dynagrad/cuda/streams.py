@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 
-from . import _runtime
+from ..kernels.cuda import runtime as _runtime
 
 __all__ = ["Stream", "Event"]
 

@@ -7,6 +7,5 @@ Example:
     True
 """
 from .cache import cache_dir, cache_stats, clear_cache, reset_stats
-from .warmup import warmup
 
-__all__ = ["cache_dir", "cache_stats", "clear_cache", "reset_stats", "warmup"]
+__all__ = ["cache_dir", "cache_stats", "clear_cache", "reset_stats"]

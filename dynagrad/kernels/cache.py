@@ -1,8 +1,8 @@
 """Two-level kernel cache: generated source -> Numba dispatcher, in memory and on disk.
 
 Every kernel is a small generated Python module. Its file name is a hash of everything that changes
-the compiled code (the source itself, the scalar library, dynagrad's kernel ABI, Numba's version), so
-a stale entry can never be picked up. Numba's own ``cache=True`` stores the machine code next to it;
+the compiled code (the source itself, the helper modules it imports, dynagrad's kernel ABI, Numba's
+version), so a stale entry can never be picked up. Numba's own ``cache=True`` stores the machine code next to it;
 one file per specialization plus a per-file lock keeps concurrent processes from corrupting a shared
 index (numba#10128).
 
@@ -17,6 +17,7 @@ import fcntl
 import hashlib
 import importlib.util
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -26,7 +27,7 @@ from typing import Callable
 
 import numba
 
-from .._gc import collection_paused
+from .._runtime.gc import collection_paused
 
 KERNEL_ABI = "1"  # bump when the calling convention of generated kernels changes
 
@@ -36,7 +37,11 @@ _stats = {"hits": 0, "misses": 0, "compiles": 0, "disk_loads": 0,
 # Hits of the elementwise hot paths, which run on every small op: a list item increments in
 # about 20 ns, a dict entry in 35. ``cache_stats`` adds them to "hits".
 hot_hits = [0]
-_helper_hash: str | None = None
+# Modules whose code compiles into the kernels that import them (scalar libraries, GEMM tiles,
+# intrinsics) declare themselves with ``compiled_into_kernels``; a kernel's key holds the source of
+# each such module its generated source imports, so editing one recompiles the kernels using it.
+_HELPERS: dict = {}  # module name -> hash of its source (and of the modules it takes code from)
+_IMPORTS = re.compile(r"^from (dynagrad(?:\.\w+)+) import", re.M)
 
 
 def cache_dir() -> Path:
@@ -69,16 +74,20 @@ def clear_cache(disk: bool = True) -> None:
         shutil.rmtree(cache_dir(), ignore_errors=True)
 
 
-def _helpers_fingerprint() -> str:
-    """A hash of the modules whose code compiles into kernels: the scalar library, the
-    worker pool's intrinsics, the matrix-product tiles and the Philox multiply."""
-    global _helper_hash
-    if _helper_hash is None:
-        from . import gemm_tile, philox, scalarlib, worker_pool
-        code = b"".join(Path(m.__file__).read_bytes()
-                        for m in (scalarlib, worker_pool, gemm_tile, philox))
-        _helper_hash = hashlib.sha256(code).hexdigest()[:16]
-    return _helper_hash
+def compiled_into_kernels(name: str, *takes_code_from: str) -> None:
+    """Declare module ``name`` (call it with ``__name__``) as code that compiles into the kernels
+    importing it; ``takes_code_from`` names modules whose functions it compiles in as well."""
+    files = [sys.modules[n].__file__ for n in (name, *takes_code_from)]
+    _HELPERS[name] = hashlib.sha256(b"".join(Path(f).read_bytes() for f in files)).hexdigest()[:16]
+
+
+def _helpers_fingerprint(source: str) -> str:
+    """The hashes of the declared helper modules ``source`` imports."""
+    names = sorted(set(_IMPORTS.findall(source)))
+    for name in names:
+        if name not in _HELPERS:
+            importlib.import_module(name)  # a helper declares itself when it is imported
+    return ",".join(_HELPERS[name] for name in names if name in _HELPERS)
 
 
 def _log(msg: str) -> None:
@@ -108,7 +117,7 @@ def lookup(key: tuple, build: Callable[[], tuple], target: str = "cpu"):
     return disp
 
 
-_cuda_facts: list = []  # [arch tag, numba-cuda version, cuda_scalarlib hash], filled on first use
+_cuda_facts: list = []  # [arch tag, numba-cuda version], filled on first use
 
 
 def cuda_arch() -> str:
@@ -121,22 +130,17 @@ def cuda_arch() -> str:
 
         from numba import cuda
         from numba.cuda.core import config
-
-        from . import cuda_scalarlib
         if config.ENABLE_CUDASIM:
             arch = "sim"
         else:
             major, minor = cuda.get_current_device().compute_capability
             arch = f"sm_{major}{minor}"
-        # device helpers come from both scalar libraries (some bodies are shared)
-        lib = hashlib.sha256(Path(cuda_scalarlib.__file__).read_bytes()
-                             + _helpers_fingerprint().encode()).hexdigest()[:16]
-        _cuda_facts.extend((arch, version("numba-cuda"), lib))
+        _cuda_facts.extend((arch, version("numba-cuda")))
     return _cuda_facts[0]
 
 
 def _load_or_compile(source: str, fname: str, signature: str, what: str, target: str = "cpu"):
-    parts = (source, str(signature), KERNEL_ABI, numba.__version__, _helpers_fingerprint())
+    parts = (source, str(signature), KERNEL_ABI, numba.__version__, _helpers_fingerprint(source))
     if target == "cuda":
         cuda_arch()
         parts += tuple(_cuda_facts)
@@ -246,5 +250,5 @@ def _compile_cuda(disp, signature, what: str, path: Path):
     # for a conversion fails on CUDA overloads: "'_Kernel' has no attribute 'objectmode'".)
     disp.disable_compile()
     disp._specialized = True
-    from .cuda_launch import launcher
+    from .cuda.launch import launcher
     return launcher(disp, what)

@@ -20,7 +20,7 @@ from .. import dtypes
 from ..autograd.grad_mode import no_grad
 from ..creation import empty
 from ..errors import describe
-from ..ops.placement import host
+from ..kernels.buffers import host
 from ..random import Generator
 from ..tensor import Tensor, _wrap
 

@@ -21,9 +21,9 @@ from ..autograd.grad_mode import no_grad
 from ..creation import tensor as make_tensor
 from ..dtypes import float64
 from ..errors import describe
-from ..kernels import cpu
+from ..kernels.cpu import backend as cpu
 from ..ops.movement import cat
-from ..ops.placement import device_of_array, host, move_array
+from ..kernels.buffers import device_of_array, host, move_array
 from ..tensor import Tensor, _wrap
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm", "clip_grads_with_norm_",

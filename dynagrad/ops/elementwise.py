@@ -22,13 +22,15 @@ from ..autograd.function import Node, accumulator, edge_of
 from ..dtypes import bool_, result_type
 from ..errors import describe
 from ..kernels import cache as kernel_cache
-from ..kernels import cpu, gpu, memory, scalarlib
-from ..kernels.cuda_array import DeviceArray
-from ..kernels.templates import BLOCK, whole_blocks_only
+from ..kernels.cpu import backend as cpu, memory, scalarlib
+from ..kernels.backend import backend
+from ..kernels.cuda.device_array import DeviceArray
+from ..kernels.cpu.templates import BLOCK, whole_blocks_only
 from ..tensor import TENSOR_TYPES, Tensor, _new, _wrap
-from ._layout import empty_in_order, in_c_order, input_dim_order, output_dim_order
-from ._util import broadcast_shapes
-from .placement import common_device, host
+from ..layout import empty_in_order, in_c_order, input_dim_order, output_dim_order
+from ..shapes import broadcast_shapes
+from .placement import common_device
+from ..kernels.buffers import host
 from .registry import REGISTRY, register
 
 _CATEGORY = {0: "b", 1: "i", 2: "f"}
@@ -204,25 +206,19 @@ def compute(op: Elementwise, operands: tuple, params: dict | None = None, out: T
         _check_inplace(op.name, out, out_dt, shape, operands)
     if out is not None and out._data.dtype == out_np_dt and out_dt is out_dt.compute:
         res = out._data
-    elif on_gpu is None:
+    elif on_gpu is None:  # (a CPU result takes its operands' memory order; CUDA's is C order)
         order = output_dim_order(shape, [a for a, k in zip(arrays, kinds) if k == "a"])
         res = (memory.empty(shape, out_np_dt) if order is None
                else empty_in_order(shape, order, out_np_dt))
     else:
         res = DeviceArray.empty(shape, out_np_dt, on_gpu)
     out_name = "bool" if out_dt is bool_ else out_dt.compute.name
-    if on_gpu is not None:
-        flat = shape == ()  # kernels take at least 1-D arrays: run a 0-dim result as one element
-        gpu.elementwise(expr, tuple(kinds), tuple(types), out_name,
-                        tuple(a.reshape(1) if flat and k == "a" else a
-                              for a, k in zip(arrays, kinds)),
-                        res.reshape(1) if flat else res, kparams)
-    elif shape == ():
-        cpu.elementwise(expr, tuple(kinds), tuple(types), out_name,
-                        tuple(a if k == "s" else a.reshape(1) for a, k in zip(arrays, kinds)),
-                        res.reshape(1), kparams)
-    else:
-        cpu.elementwise(expr, tuple(kinds), tuple(types), out_name, tuple(arrays), res, kparams)
+    target = res
+    if shape == ():  # kernels take at least 1-D arrays: run a 0-dim result as one element
+        arrays = [a.reshape(1) if k == "a" else a for a, k in zip(arrays, kinds)]
+        target = res.reshape(1)
+    backend(res).elementwise(expr, tuple(kinds), tuple(types), out_name, tuple(arrays), target,
+                             kparams)
     if out is not None:
         if res is not out._data:
             out._data[...] = res

@@ -16,19 +16,21 @@ import math
 
 import numpy as np
 
-from .._batch_parallel import run_split
 from ..autograd import grad_mode
 from ..autograd.function import node_class, record
 from ..dtypes import bool_, int64
 from ..errors import describe
-from ..kernels import cpu, gpu
-from ..kernels.cuda_array import DeviceArray
-from ..kernels.gpu import backend
+from ..kernels.cpu import backend as cpu
+from ..kernels.cuda import backend as gpu
+from ..kernels.cuda.device_array import DeviceArray
+from ..kernels.backend import backend
 from ..tensor import Tensor, _wrap
-from ._util import as_tensor_arg, wrap_dim
+from ._util import as_tensor_arg
+from ..shapes import wrap_dim
 from .elementwise import rebase_inplace, sum_to, where
 from .movement import basic_view, copy_array
-from .placement import common_device, contiguous, full_like_array, host, is_host, move_array
+from .placement import common_device
+from ..kernels.buffers import contiguous, full_like_array, host, is_host, move_array
 from .reduce import values_indices
 from .registry import register
 
@@ -273,7 +275,7 @@ def _device_rows(x: Tensor, key):
                                  f"{size}")
         k = k.remainder(size) if size else k  # negative positions count from the end
         flat = k if flat is None else flat * size + k
-    from ._util import broadcast_shapes
+    from ..shapes import broadcast_shapes
     shape = broadcast_shapes("index", *(tuple(k.shape) for k in indices))
     rows = x.reshape((math.prod(sizes),) + tuple(x.shape[len(sizes):]))
     return rows, flat.expand(shape).reshape(-1), shape
@@ -763,7 +765,7 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     x = as_tensor_arg(input, "masked_select")
     if not isinstance(mask, Tensor) or mask.dtype is not bool_:
         raise RuntimeError(f"masked_select: expected a bool mask (got {describe(mask)})")
-    from ._util import broadcast_shapes
+    from ..shapes import broadcast_shapes
     shape = broadcast_shapes("masked_select", tuple(x.shape), tuple(mask.shape))
     return getitem(x.expand(shape), mask.expand(shape))
 
@@ -815,54 +817,10 @@ def argwhere(input: Tensor) -> Tensor:
 
 # --- sort / topk --------------------------------------------------------------------------
 
-# Sorts of at least this many elements share their lines among the cores (run_split: NumPy's
-# sort releases the GIL): (4096, 512) float32 along dim 1 took 68 ms on one core.
-SORT_SPLIT_MIN_ELEMENTS = 1 << 16
-
-
-def _argsort_array(arr: np.ndarray, d: int, descending: bool) -> np.ndarray:
-    """NumPy's stable argsort along ``d``; descending keeps ties in their original order."""
-    lines = np.moveaxis(arr, d, -1)
-    n = lines.shape[-1]
-    rows = lines.reshape(-1, n)
-    order = np.empty(rows.shape, np.int64)
-
-    def sort_rows(lo: int, hi: int) -> None:
-        if not descending:
-            order[lo:hi] = np.argsort(rows[lo:hi], axis=-1, kind="stable")
-            return
-        rev = np.argsort(rows[lo:hi, ::-1], axis=-1, kind="stable")
-        order[lo:hi] = (n - 1) - rev[:, ::-1]
-    run_split(rows.shape[0], sort_rows, split=arr.size >= SORT_SPLIT_MIN_ELEMENTS)
-    return np.moveaxis(order.reshape(lines.shape), -1, d)
-
-
-# Up to this k, topk keeps each row's k best in a sorted buffer (one pass over the row) instead
-# of sorting it: the 10 largest of each (4096, 512) float32 row 76 -> 5.6 ms (PyTorch 8.8-9.8).
-_TOP_ROWS_MAX_K = 64
-_TOP_ROWS_DTYPES = tuple(np.dtype(t) for t in (np.float32, np.float64, np.int8, np.int16,
-                                                np.int32, np.int64, np.uint8))
-
-
-def _top_along(arr: np.ndarray, d: int, largest: bool, k: int) -> np.ndarray:
-    """``cpu.top_rows`` along dimension ``d`` of a host array: the rows are ``d``'s lines."""
-    lines = np.ascontiguousarray(np.moveaxis(arr, d, -1))
-    top = cpu.top_rows(lines.reshape(-1, lines.shape[-1]), k, largest)
-    return np.ascontiguousarray(np.moveaxis(top.reshape(lines.shape[:-1] + (k,)), -1, d))
-
-
 def _order(x: Tensor, d: int, descending: bool, k: int | None = None) -> Tensor:
     """The stable sort permutation of ``x`` along ``d`` (its first ``k`` entries when given), on
-    ``x``'s device: NumPy on the CPU, a rank kernel on CUDA (the same order: NaN largest, ties in
-    original order in both directions)."""
-    if not is_host(x._data):
-        return _wrap(gpu.argsort_axis(x._data, d, descending, k), int64)
-    if k is not None and k <= _TOP_ROWS_MAX_K and x._data.dtype in _TOP_ROWS_DTYPES:
-        return _wrap(_top_along(x._data, d, descending, k), int64)
-    order = _argsort_array(x._data, d, descending)
-    if k is not None:
-        order = np.take(order, np.arange(k), axis=d)
-    return _wrap(np.ascontiguousarray(order, dtype=np.int64), int64)
+    ``x``'s device (NaN largest, ties in original order in both directions)."""
+    return _wrap(backend(x._data).argsort_axis(x._data, d, descending, k), int64)
 
 
 def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False):

@@ -9,20 +9,18 @@ Example:
 """
 from __future__ import annotations
 
-import math
 import string
 
 import numpy as np
 
-from .._batch_parallel import blas_core, parallel_slices, run_split
 from ..autograd import grad_mode
 from ..autograd.function import edge_of, node_class, record
 from ..dtypes import float32, float64
 from ..errors import describe
-from ..kernels import batched_gemm, gemm_tile, gpu, tile_gemm
-from ..kernels.cache import _memory, lookup
+from ..kernels.backend import backend
 from ..tensor import TENSOR_TYPES, Tensor, _wrap
-from ._util import as_tensor_arg, broadcast_shapes
+from ._util import as_tensor_arg
+from ..shapes import broadcast_shapes
 from .elementwise import sum_to
 from .placement import common_device
 from .registry import register
@@ -87,181 +85,18 @@ _UnsafeViewNode = node_class("UnsafeViewBackward0", _matmul_back)
 _ND = np.ndarray
 
 
-def _device_matmul(ad, bd):
-    """NumPy's matmul rules on CUDA buffers: vectors become matrices for the product, batch
-    dims broadcast and fold into one, and the batched kernel does the rest."""
-    a2 = ad.reshape(1, -1) if ad.ndim == 1 else ad
-    b2 = bd.reshape(-1, 1) if bd.ndim == 1 else bd
-    batch = broadcast_shapes("matmul", a2.shape[:-2], b2.shape[:-2])
-    m, k, n = a2.shape[-2], a2.shape[-1], b2.shape[-1]
-    if batch:
-        a3 = np.broadcast_to(a2, batch + (m, k)).reshape(-1, m, k)
-        b3 = np.broadcast_to(b2, batch + (k, n)).reshape(-1, k, n)
-        res = gpu.matmul(a3, b3).reshape(batch + (m, n))
-    else:
-        res = gpu.matmul(a2, b2)
-    shape = res.shape
-    if ad.ndim == 1:
-        shape = shape[:-2] + shape[-1:]
-    if bd.ndim == 1:
-        shape = shape[:-1]
-    return res.reshape(shape)
-
-
 def _c_array(res, dt) -> np.ndarray:
     """``res`` as a C-contiguous array of ``dt`` (a 0-d result stays 0-d, unlike
     ``np.ascontiguousarray``)."""
     return np.asarray(res, dtype=dt.np, order="C")
 
 
-# A batch of products is split across the cores (each slice one BLAS thread) when every product
-# is small and there are many: OpenBLAS threads each small GEMM on its own and pays a hand-off per
-# call (the Transformer layer's 64 (128, 64) @ (64, 128) attention products: 1.8 -> 0.96 ms).
-# Large products thread better inside BLAS; a short batch does not repay the hand-off (~70 us).
-SPLIT_MAX_PRODUCT = 1 << 24   # m * k * n of one product
-SPLIT_MIN_BATCH_WORK = 1 << 25  # m * k * n summed over the batch
-
-
-# Which float32 2-D products run on tile_gemm's register tiles: those where the tiles beat
-# OpenBLAS (2 threads each, back to back; m x k x n, tiles / OpenBLAS time, ranges of 2-3 runs).
-# A right operand whose columns are contiguous (``W.T``, every linear layer's forward) is packed
-# by 16 x 16 transposes, and the tiles won at every size measured: MLP b128's 128x784x256
-# 0.62-0.80, b1024's 1024x784x256 0.86-0.94, the LSTM LM decoder's 700x200x10000 0.92-0.98, the
-# Transformer's 2048x1024x256 0.89-0.99 and 2048x256x1024 0.90-0.97, the MNIST CNN's
-# 64x9216x128 0.60-0.65. A right operand with contiguous rows is packed by copies. With A's rows
-# contiguous too (an input gradient), the tiles won where k or n is small: the decoder's
-# 700x10000x200 0.92-0.95, the LSTM's 700x800x200 0.90-0.95, the Transformer's 2048x1024x256
-# 0.91 and 2048x256x1024 0.93, 64x128x9216 0.82-0.94, 1024x256x784 0.96-1.04; but lost on
-# 512x512x4096 (1.02) and 1024x1024x1024 (1.05). With A transposed (a weight gradient, A read
-# down its columns) they won with few rows and a short k or a narrow B: 256x128x784 0.79-0.82,
-# 128x64x9216 0.81-0.83, 256x256x1024 0.91-0.94, 256x1024x256 0.80-0.89, the Transformer's
-# 256x2048x256 0.87-0.93; and tied or lost on 256x1024x784 (1.01-1.04), 512x512x512
-# (1.04-1.06) and with many rows (10000x256x200 1.21-1.32, 10000x700x200 1.27-1.31). Products
-# with a short k lose everywhere (128x10x256: 7 -> 12 us), as do the tiniest (64x84x10: 2.3 ->
-# 3.7).
-#
-# All of the above was measured where OpenBLAS runs AVX-512 kernels of its own (an Intel Xeon,
-# its SkylakeX kernels). On a CPU for which it picks AVX2 kernels (its Haswell ones, which
-# OpenBLAS 0.3.31 also runs on AMD's AVX-512 Zen 5), the tiles won every product of the
-# benchmark models, those OpenBLAS kept above included (AMD EPYC, 2 threads, OpenBLAS / tiles):
-# MLP b1024's 256x1024x784 2.60 / 1.60 ms, the LSTM LM decoder's 10000x700x200 16.1 / 9.3 ms,
-# the Transformer's 256x2048x1024 5.8 / 4.1 and 1024x2048x256 6.0 / 3.7 ms; there every product
-# the tiles can take goes to them (past the smallest, below).
-BLAS_AVX512_CORES = ("SkylakeX", "Cooperlake", "SapphireRapids")
-# (blas_core() is None where NumPy does not bundle OpenBLAS: the rules above stand)
-TILES_ALWAYS = blas_core() not in (None, *BLAS_AVX512_CORES)
-TILES_MIN_K = 32
-TILES_MIN_WORK = 1 << 17              # m * k * n
-ROW_PACKED_MAX = (256, 512)           # (k, n): a B with contiguous rows within either bound
-TRANSPOSED_A_MAX_M = 256              # and, A's rows not contiguous: m, k, and the shorter
-TRANSPOSED_A_MAX_K = 2048             # of k and n within these bounds
-TRANSPOSED_A_SHORT_MAX = 256
-
-
-def matmul_2d(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """``np.matmul(a, b, out=out)`` for 2-D ``a`` and ``b`` (``out`` C-contiguous and apart
-    from both, or None); float32 products run on ``kernels/tile_gemm.py``'s register tiles
-    where those are faster (above).
-
-    Example:
-        >>> import numpy as np
-        >>> matmul_2d(np.ones((2, 3), np.float32), np.ones((3, 4), np.float32)).tolist()[0]
-        [3.0, 3.0, 3.0, 3.0]
-    """
-    if not _tiles_faster(a, b):
-        return np.matmul(a, b, out=out)
-    if out is None:
-        out = np.empty((a.shape[0], b.shape[1]), np.float32)
-    tile_gemm_kernel()(a, b[None], out)
-    return out
-
-
-def tile_gemm_kernel():
-    """The compiled ``tile_gemm`` kernel (built or loaded on first use)."""
-    return _memory.get(("tile_gemm",)) or lookup(("tile_gemm",), tile_gemm.build)
-
-
-def _tiles_faster(a: np.ndarray, b: np.ndarray) -> bool:
-    """Whether ``a @ b`` (2-D) goes to the register tiles, by the measurements above."""
-    m, k = a.shape
-    n = b.shape[1]
-    work = m * k * n
-    # (the cheapest tests first: most small products, per-op matmul's included, stop at one)
-    if work < TILES_MIN_WORK or k < TILES_MIN_K or not gemm_tile.AVAILABLE \
-            or a.dtype != np.float32 or b.dtype != np.float32 \
-            or min(a.strides) < 0 or any(s % 4 for s in a.strides):
-        return False
-    b_row, b_col = b.strides
-    if b_row == 4:  # B's columns are contiguous (W.T): packed by transposes
-        return b_col >= 0
-    if b_col != 4 or b_row < 0:
-        return False
-    if TILES_ALWAYS:
-        return True
-    # B's rows are contiguous: packed by copies
-    if a.strides[1] == 4:
-        return k <= ROW_PACKED_MAX[0] or n <= ROW_PACKED_MAX[1]
-    # A read down its columns (a weight gradient): few rows, and a short k or a narrow B
-    return (m <= TRANSPOSED_A_MAX_M and k <= TRANSPOSED_A_MAX_K
-            and min(k, n) <= TRANSPOSED_A_SHORT_MAX)
-
-
-def _tiles_fit(ad: np.ndarray, bd: np.ndarray, shape: tuple, k: int) -> bool:
-    """Whether ``batched_gemm`` takes this batch of small products: float32 on AVX-512, 3-D or
-    4-D, whole tiles (M % 8, N % 32), float32-aligned strides, and a right operand whose rows
-    are contiguous, or whose columns are (a transposed view, laid out in 16 x 16 blocks)."""
-    if not (gemm_tile.AVAILABLE and ad.dtype == np.float32 and len(shape) in (3, 4) and ad.ndim >= 3
-            and bd.ndim >= 3 and shape[-2] % gemm_tile.ROWS == 0
-            and shape[-1] % gemm_tile.COLUMNS == 0
-            and all(s % 4 == 0 for s in ad.strides + bd.strides)):
-        return False
-    b_row, b_col = bd.strides[-2], bd.strides[-1]
-    return b_col == 4 or (b_row == 4 and k % 16 == 0)
-
-
-def _cpu_matmul(ad: np.ndarray, bd: np.ndarray) -> np.ndarray:
-    """``np.matmul(ad, bd)``; a batch of small float products runs as ``run_split`` slices of
-    its first batch dim."""
-    if ad.ndim == 2 and bd.ndim == 2:
-        return matmul_2d(ad, bd)
-    if ad.ndim < 2 or bd.ndim < 2 or max(ad.ndim, bd.ndim) < 3 or ad.dtype != bd.dtype \
-            or ad.dtype.type not in (np.float32, np.float64):
-        return np.matmul(ad, bd)
-    m, k, n = ad.shape[-2], ad.shape[-1], bd.shape[-1]
-    shape = np.broadcast_shapes(ad.shape[:-2], bd.shape[:-2]) + (m, n)
-    work = m * k * n
-    if work > SPLIT_MAX_PRODUCT or work * math.prod(shape[:-2]) < SPLIT_MIN_BATCH_WORK \
-            or parallel_slices(shape[0]) < 2:
-        return np.matmul(ad, bd)
-    out = np.empty(shape, ad.dtype)
-    if _tiles_fit(ad, bd, shape, k):
-        batch = shape[:-2] if len(shape) == 4 else (1,) + shape[:-2]
-        a4 = np.broadcast_to(ad, shape[:-2] + (m, k)).reshape(batch + (m, k))
-        b4 = np.broadcast_to(bd, shape[:-2] + (k, n)).reshape(batch + (k, n))
-        out4 = out.reshape(batch + (m, n))
-        kernel = lookup(("batched_gemm",), batched_gemm.build)
-        run_split(math.prod(batch), lambda lo, hi: kernel(a4, b4, out4, lo, hi))
-        return out
-
-    def part(x: np.ndarray, lo: int, hi: int) -> np.ndarray:
-        # an operand with its own first batch dim is sliced; a broadcast one is shared
-        return x[lo:hi] if x.ndim == len(shape) and x.shape[0] == shape[0] else x
-
-    run_split(shape[0], lambda lo, hi: np.matmul(part(ad, lo, hi), part(bd, lo, hi),
-                                                 out=out[lo:hi]))
-    return out
-
-
 def _product(op: str, node_cls, a: Tensor, b: Tensor) -> Tensor:
     _check_same_dtype(op, a, b)
     _matmul_shape(op, a, b)
     ad, bd = a._data, b._data
-    if common_device(op, (a, b)) is not None:
-        out = _wrap(_device_matmul(ad, bd), a.dtype)
-    else:
-        if a.dtype.np == np.float16:
-            ad, bd = ad.astype(np.float32), bd.astype(np.float32)
-        out = _wrap(_c_array(_cpu_matmul(ad, bd), a.dtype), a.dtype)
+    common_device(op, (a, b))
+    out = _wrap(backend(ad).matmul(ad, bd), a.dtype)
     if grad_mode.GRAD_ENABLED[0] and (a._requires_grad or b._requires_grad):
         node = node_cls()
         node.save(a, b)

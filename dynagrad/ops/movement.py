@@ -21,13 +21,15 @@ from ..autograd.function import node_class, record
 from ..dtypes import bool_ as _BOOL
 from ..dtypes import int64 as _INT64
 from ..errors import describe
-from ..kernels import cpu, memory, strided_copy
-from ..kernels.cuda_array import DeviceArray, copy_into
+from ..kernels.cpu import memory
+from ..kernels.backend import backend
+from ..kernels.cuda.device_array import DeviceArray
 from ..tensor import Tensor, _view, _wrap
-from ._layout import output_dim_order
-from ._util import as_tensor_arg, shape_arg, wrap_dim
-from .placement import (common_device, empty, empty_like_array, full_like_array, host,
-                        move_array)
+from ..layout import output_dim_order
+from ._util import as_tensor_arg
+from ..shapes import shape_arg, wrap_dim
+from .placement import common_device
+from ..kernels.buffers import empty, empty_like_array, full_like_array, move_array
 from .registry import register
 
 
@@ -49,25 +51,9 @@ def _attach(name: str, x: Tensor, out: Tensor, backward, **attrs) -> Tensor:
 _NODE_CLASSES: dict = {}
 
 
-def copy_array(src: np.ndarray, dst: np.ndarray) -> None:
-    """``dst[...] = src`` (broadcasting ``src``) with the generated copy kernel."""
-    if type(dst) is not np.ndarray:
-        copy_into(move_array(src, dst.device_index), dst)
-        return
-    src = host(src)
-    if np.may_share_memory(src, dst):  # (x[1:] = x[:-1]): read everything before writing
-        src = src.copy()
-    if src.dtype != dst.dtype or src.dtype == np.float16:
-        np.copyto(dst, src, casting="unsafe")
-        return
-    if (src.size >= strided_copy.MIN_ELEMENTS and src.shape == dst.shape
-            and not (src.flags.c_contiguous and dst.flags.c_contiguous)
-            and strided_copy.copy(src, dst)):
-        return
-    t = cpu.type_name(src.dtype)
-    if src.ndim == 0:
-        src = src.reshape(1)
-    cpu.elementwise("x", ("a",), (t,), t, (src,), dst)
+def copy_array(src, dst) -> None:
+    """``dst[...] = src`` (broadcasting ``src``; either buffer on any device)."""
+    backend(dst).copy(src, dst)
 
 
 def fresh_copy(arr: np.ndarray) -> np.ndarray:

@@ -24,12 +24,13 @@ from ..autograd.function import Node, record, record_one
 from ..dtypes import bool_, int64
 from ..errors import describe
 from ..kernels import cache as kernel_cache
-from ..kernels import cpu
-from ..kernels.gpu import backend
+from ..kernels.cpu import backend as cpu
+from ..kernels.backend import backend
 from ..tensor import TENSOR_TYPES, Tensor, _new, _wrap
-from ._util import as_tensor_arg, wrap_dim, wrap_dims
+from ._util import as_tensor_arg
+from ..shapes import wrap_dim, wrap_dims
 from .movement import _broadcast_view
-from .placement import contiguous, is_host, move_array
+from ..kernels.buffers import contiguous, is_host, move_array
 from .registry import register
 
 values_indices = {name: namedtuple(name, ["values", "indices"])

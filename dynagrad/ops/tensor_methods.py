@@ -14,10 +14,11 @@ from ..dtypes import dtype as DType
 from ..errors import describe
 from ..tensor import Tensor
 from . import elementwise as ew
-from .elementwise import (OPS, binary_function, compute, fast_unary, inplace, rebase_inplace)
+from .elementwise import OPS, binary_function, compute, fast_unary, inplace, rebase_inplace
 from .linalg import matmul
 from .movement import copy_array, to_dtype, transpose
-from .placement import is_host, move_array, to_device
+from ..kernels.buffers import is_host, move_array
+from .placement import to_device
 
 
 def _operand(x):
@@ -257,7 +258,7 @@ def copy_(self, src, non_blocking: bool = False) -> Tensor:
     _check_writable(self, "copy_")
     if not isinstance(src, Tensor):
         raise TypeError(f"copy_: expected a Tensor source (got {describe(src)})")
-    from ._util import broadcast_shapes
+    from ..shapes import broadcast_shapes
     if broadcast_shapes("copy_", tuple(self.shape), tuple(src.shape)) != tuple(self.shape):
         raise RuntimeError(f"copy_: source {describe(src)} cannot be broadcast to the destination "
                            f"{describe(self)}")

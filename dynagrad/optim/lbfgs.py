@@ -27,7 +27,7 @@ import numpy as np
 
 from ..autograd import enable_grad, no_grad
 from ..ops.movement import cat
-from ..ops.placement import is_host
+from ..device import CPU
 from ..tensor import Tensor, _wrap
 from .optimizer import Optimizer, check_non_negative, scalar
 
@@ -140,7 +140,7 @@ class LBFGS(Optimizer):
         self._params = self.param_groups[0]["params"]
 
     def _on_host(self) -> bool:
-        return is_host(self._params[0]._data)
+        return self._params[0].device is CPU
 
     def _flat_grad(self):
         """All gradients as one new flat vector (zeros for a parameter without one): a NumPy
@@ -303,7 +303,7 @@ def _abs_sum(v):
 
 def _vector(v):
     """A state vector as the step works on it: NumPy for a CPU tensor, the tensor on CUDA."""
-    if isinstance(v, Tensor) and is_host(v._data):
+    if isinstance(v, Tensor) and v.device is CPU:
         return v._data
     return v
 

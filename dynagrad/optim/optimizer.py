@@ -30,9 +30,9 @@ import numpy as np
 from .. import dtypes
 from ..autograd import enable_grad, no_grad
 from ..kernels import cache as _kcache
-from ..kernels import cpu as _cpu
-from ..kernels.fused_update import update_kernel
-from ..ops.placement import contiguous, full_like_array, host
+from ..kernels.cpu import backend as _cpu
+from ..kernels.optim_updates import update_kernel
+from ..kernels.buffers import contiguous, full_like_array, host
 from ..tensor import Tensor, _wrap, reset_grads
 
 __all__ = ["Optimizer", "required"]
@@ -351,7 +351,7 @@ def launch(family: str, options: tuple, p: Tensor, buffers: tuple, *scalars) -> 
 
 def _launch_cuda(family: str, options: tuple, dt: str, p: Tensor, buffers: tuple,
                  scalars: tuple) -> None:
-    from ..kernels import cuda
+    from ..kernels.cuda import runner as cuda
     key = ("optim", family, dt, "cuda") + options
     data = p._data if p._data.flags.c_contiguous else p._data.copy()
     g = contiguous(p._grad._data)

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import dynagrad as dg
-from dynagrad.kernels import cuda_memory as cm
+from dynagrad.kernels.cuda import memory as cm
 
 MiB = 1 << 20
 

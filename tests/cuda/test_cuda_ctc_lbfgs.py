@@ -20,7 +20,7 @@ import dynagrad as dg
 import dynagrad.nn.functional as F
 import dynagrad.nn.functional.loss as loss_module
 from dynagrad import optim
-from dynagrad.kernels.cuda_array import DeviceArray
+from dynagrad.kernels.cuda.device_array import DeviceArray
 from dynagrad.tensor import Tensor
 
 from _branches import cuda_branch  # tests/cuda/_branches.py

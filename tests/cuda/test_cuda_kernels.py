@@ -1,4 +1,4 @@
-"""The CUDA kernel layer (dynagrad.kernels.cuda) on raw numba device arrays, against float64 NumPy.
+"""The CUDA kernel layer (dynagrad.kernels.cuda.runner) on raw numba device arrays, against float64 NumPy.
 
 Covers every kernel family: elementwise (contiguous, broadcast, strided, 0-d, size-1 dims, many
 dims, float16 storage, int and bool, scalar parameters, dtype casts), the scalar helpers the op
@@ -15,7 +15,8 @@ import pytest
 from numba import cuda as nbcuda
 from numba.cuda.core import config
 
-from dynagrad.kernels import cache, cuda
+from dynagrad.kernels import cache
+from dynagrad.kernels.cuda import runner as cuda
 from dynagrad.ops.reduce import _ARG_BETTER, _FOLDS
 
 RNG = np.random.default_rng(7)

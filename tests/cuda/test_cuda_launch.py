@@ -1,4 +1,4 @@
-"""The packed kernel launch (dynagrad.kernels.cuda_launch).
+"""The packed kernel launch (dynagrad.kernels.cuda.launch).
 
 Every other CUDA test launches through it on a GPU; the GPU tests here check the contract
 directly: the values it packs are exactly those numba's own launch would pass, and an argument the
@@ -16,9 +16,10 @@ from numba import cuda as nbcuda
 from numba.cuda.core import config
 
 import dynagrad as dg
-from dynagrad.kernels import cache, cuda, cuda_launch
-from dynagrad.kernels.cuda_array import DeviceArray
-from dynagrad.kernels.cuda_launch import Launcher
+from dynagrad.kernels import cache
+from dynagrad.kernels.cuda import runner as cuda, launch as cuda_launch
+from dynagrad.kernels.cuda.device_array import DeviceArray
+from dynagrad.kernels.cuda.launch import Launcher
 
 gpu_only = pytest.mark.skipif(bool(config.ENABLE_CUDASIM),
                               reason="the simulator launches Python functions: no packing")

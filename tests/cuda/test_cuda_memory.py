@@ -1,4 +1,4 @@
-"""The CUDA caching allocator (dynagrad.kernels.cuda_memory).
+"""The CUDA caching allocator (dynagrad.kernels.cuda.memory).
 
 Under the simulator (NUMBA_ENABLE_CUDASIM=1, set by tests/cuda/conftest.py when no GPU is present) a
 block is a host byte buffer and views are the simulator's FakeCUDAArray, so these tests cover the
@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from numba import cuda  # a module global, so the simulator can stand in for it inside kernels
 
-from dynagrad.kernels import cuda_memory as cm
+from dynagrad.kernels.cuda import memory as cm
 
 MiB = 1 << 20
 

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 import dynagrad as dg
-from dynagrad.kernels import gpu
-from dynagrad.ops.placement import is_host
+from dynagrad.kernels.cuda import backend as gpu
+from dynagrad.kernels.buffers import is_host
 
 NAN = np.nan
 TIES_NAN = np.array([3.0, 1.0, NAN, 1.0, 2.0, NAN, 3.0, -0.0, 0.0, 1.0], np.float32)
@@ -113,10 +113,11 @@ def test_zero_dim_and_empty(cuda):
 def test_order_is_computed_on_the_device(cuda, monkeypatch):
     """No host round trip: the permutation comes from the kernel, the values from gather."""
     import dynagrad.ops.indexing as indexing
+    from dynagrad.kernels.cpu import backend as cpu
 
     def refuse(*args, **kwargs):
         raise AssertionError("the CUDA sort read its data back to the host")
-    monkeypatch.setattr(indexing, "_argsort_array", refuse)
+    monkeypatch.setattr(cpu, "_argsort_array", refuse)
     monkeypatch.setattr(indexing, "host", refuse)
     x = dg.tensor([[1.0, 3.0, 2.0]], device=cuda)
     assert x.sort(1).indices.cpu().tolist() == [[0, 2, 1]]
@@ -130,7 +131,7 @@ def test_argsort_axis_buffer_api(cuda):
     out = gpu.argsort_axis(arr, -1, True, 3)
     assert out.to_host().tolist() == [[1, 0, 3]]
     with pytest.raises(TypeError, match="sort_axis: out must be int64"):
-        from dynagrad.kernels import cuda as kcuda
+        from dynagrad.kernels.cuda import runner as kcuda
         kcuda.sort_axis(arr.kernel_view(), 1, False, dg.zeros((1, 4), device=cuda)._data
                         .kernel_view())
 

@@ -229,12 +229,12 @@ def test_uniform_draws_on_the_device_continue_the_cpu_stream_exactly(cuda):
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_philox_state_advance_matches_numpy(dtype):
-    from dynagrad.kernels import cuda_random
+    from dynagrad.kernels import philox
     for start in (0, 1, 3, 4, 7):
         for n in (0, 1, 2, 5, 8, 9, 33):
             g = np.random.Generator(np.random.Philox(key=11))
             g.random(start, dtype=np.float32)
-            predicted = cuda_random.advance_state(g.bit_generator.state, n, dtype)
+            predicted = philox.advance_state(g.bit_generator.state, n, dtype)
             g.random(n, dtype=np.dtype(dtype))
             actual = g.bit_generator.state
             for k in ("buffer_pos", "has_uint32", "uinteger"):
@@ -242,3 +242,27 @@ def test_philox_state_advance_matches_numpy(dtype):
             np.testing.assert_array_equal(predicted["buffer"], actual["buffer"])
             np.testing.assert_array_equal(predicted["state"]["counter"],
                                           actual["state"]["counter"])
+
+
+def test_unused_output_of_a_custom_function_gets_zeros_on_its_device(cuda):
+    # the engine fills an output that got no gradient with zeros: on that output's device,
+    # so backward's arithmetic never mixes a CPU zero with a CUDA gradient
+    seen = {}
+
+    class SplitScale(dg.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2, x * 3
+
+        @staticmethod
+        def backward(ctx, g_double, g_triple):
+            seen["devices"] = (g_double.device, g_triple.device)
+            seen["unused"] = g_triple.cpu().tolist()
+            return g_double * 2 + g_triple * 3
+
+    x = dg.tensor([1.0, -2.0, 4.0], device=cuda, requires_grad=True)
+    double, _ = SplitScale.apply(x)
+    double.sum().backward()
+    assert seen["devices"] == (cuda, cuda)
+    assert seen["unused"] == [0.0, 0.0, 0.0]
+    assert x.grad.is_cuda and x.grad.cpu().tolist() == [2.0, 2.0, 2.0]

@@ -42,7 +42,7 @@ def test_a_training_step_reads_back_only_the_target_bounds(cuda, monkeypatch):
     """Device-to-host reads stall a GPU: a classification step (forward, backward, SGD) reads
     back just the smallest and largest target, for the range check; the backward re-checks
     nothing it was given already checked (index ranges are remembered per tensor version)."""
-    from dynagrad.kernels.cuda_array import DeviceArray
+    from dynagrad.kernels.cuda.device_array import DeviceArray
     reads = []
     real = DeviceArray.to_host
     monkeypatch.setattr(DeviceArray, "to_host", lambda self: reads.append(self.size) or real(self))

@@ -7,8 +7,7 @@ import pytest
 
 import dynagrad as dg
 from dynagrad.utils.data import (BatchSampler, DataLoader, Dataset, IterableDataset,
-                                 SequentialSampler, TensorDataset, default_collate,
-                                 default_convert)
+                                 SequentialSampler, TensorDataset, default_collate, default_convert)
 
 torch = pytest.importorskip("torch")
 tdata = torch.utils.data

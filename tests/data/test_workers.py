@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 
 import dynagrad as dg
-from dynagrad.utils.data import (DataLoader, Dataset, IterableDataset, TensorDataset,
-                                 get_worker_info)
+from dynagrad.utils.data import DataLoader, Dataset, IterableDataset, TensorDataset, get_worker_info
 
 torch = pytest.importorskip("torch")
 tdata = torch.utils.data

@@ -8,7 +8,7 @@ import pytest
 import dynagrad as dg
 import dynagrad.nn as nn
 import dynagrad.nn.functional as F
-from dynagrad.kernels.cpu import PARALLEL_MIN_ELEMENTS
+from dynagrad.kernels.cpu.backend import PARALLEL_MIN_ELEMENTS
 
 torch = pytest.importorskip("torch")
 TF = torch.nn.functional
@@ -267,7 +267,7 @@ def test_large_inputs_take_the_threaded_row_kernels_with_the_same_results(monkey
     # >= PARALLEL_MIN_ELEMENTS elements and >= 16 rows: slices of rows run on OpenBLAS's
     # workers, or, without NumPy's OpenBLAS, Numba's threaded kernels split them
     if not openblas_pool:
-        from dynagrad import _batch_parallel
+        from dynagrad._runtime import blas_threads as _batch_parallel
         monkeypatch.setattr(_batch_parallel, "_BLAS", None)
     rng = np.random.default_rng(11)
     rows = PARALLEL_MIN_ELEMENTS // 1000 + 1

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...dtypes import from_numpy_dtype, int64
-from ...ops.placement import host, move_array
+from ...kernels.buffers import host, move_array
 from ...tensor import Tensor, _wrap
 
 

@@ -24,14 +24,16 @@ import warnings
 import numpy as np
 
 from ... import dtypes
-from ..._batch_parallel import parallel_slices, run_split
+from ..._runtime.blas_threads import parallel_slices, run_split
 from ...autograd import grad_mode
 from ...autograd.function import Node, record
 from ...errors import describe
 from ...kernels import cache as kernel_cache
-from ...kernels import memory, nn_softmax
-from ...kernels.cpu import PARALLEL_MIN_ELEMENTS
-from ...ops._util import as_tensor_arg, wrap_dim
+from ...kernels.cpu import memory
+from ...kernels.cpu.nn import softmax as nn_softmax
+from ...kernels.cpu.backend import PARALLEL_MIN_ELEMENTS
+from ...ops._util import as_tensor_arg
+from ...shapes import wrap_dim
 from ...ops.elementwise import (Elementwise, compute, fast_binary, fast_unary, logical_and,
                                 rebase_inplace, where)
 from ...tensor import Tensor, _wrap

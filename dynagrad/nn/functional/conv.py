@@ -26,13 +26,15 @@ import threading
 
 import numpy as np
 
-from ..._batch_parallel import run_split
+from ..._runtime.blas_threads import run_split
 from ...autograd import grad_mode
 from ...autograd.function import Node, record
 from ...errors import describe
-from ...kernels import conv_tiles, gemm_tile, memory, nn_conv
+from ...kernels.cpu.gemm import conv as conv_tiles, tiles as gemm_tile
+from ...kernels.cpu import memory
+from ...kernels.cpu.nn import conv as nn_conv
 from ...kernels.cache import _memory, lookup
-from ...kernels.cpu import type_name
+from ...kernels.cpu.backend import type_name
 from ...tensor import Tensor, _wrap
 from ._placement import any_cuda
 from .conv_composite import (conv_composite, conv_transpose_composite, fold_composite,

@@ -19,8 +19,9 @@ from ...autograd import grad_mode
 from ...autograd.function import Node, record
 from ...dtypes import float32, float64
 from ...errors import describe
-from ...kernels import cpu, memory
-from ...ops.linalg import einsum, matmul, matmul_2d
+from ...kernels.cpu import backend as cpu, memory
+from ...kernels.cpu.gemm.products import matmul_2d
+from ...ops.linalg import einsum, matmul
 from ...tensor import Tensor, _wrap
 from ._placement import any_cuda
 

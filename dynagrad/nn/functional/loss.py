@@ -24,8 +24,9 @@ from ... import dtypes
 from ...autograd import grad_mode
 from ...autograd.function import Function, Node, record
 from ...errors import describe
-from ...kernels import memory
-from ...ops._util import as_tensor_arg, broadcast_shapes, wrap_dim
+from ...kernels.cpu import memory
+from ...ops._util import as_tensor_arg
+from ...shapes import broadcast_shapes, wrap_dim
 from ...ops.elementwise import where
 from ...ops.indexing import _gather, trust_range
 from ...ops.movement import cat

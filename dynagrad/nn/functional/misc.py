@@ -26,7 +26,7 @@ from ...creation import zeros
 from ...errors import describe
 from ...ops.elementwise import where
 from ...ops.indexing import trust_range
-from ...kernels import cpu
+from ...kernels.cpu import backend as cpu
 from ...random import rand, repeated_uniform
 from ...tensor import Tensor, _wrap
 from ._placement import host_array, like

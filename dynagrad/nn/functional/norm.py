@@ -22,13 +22,13 @@ import math
 
 import numpy as np
 
-from ..._batch_parallel import run_split
+from ..._runtime.blas_threads import run_split
 from ...autograd import grad_mode
 from ...autograd.function import Node, record
 from ...dtypes import float64
 from ...errors import describe
 from ...kernels import cache
-from ...kernels import nn_norm as templates
+from ...kernels.cpu.nn import norm as templates
 from ...tensor import Tensor, _wrap
 from ._placement import any_cuda
 

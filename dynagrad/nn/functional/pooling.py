@@ -21,12 +21,12 @@ import math
 
 import numpy as np
 
-from ..._batch_parallel import run_split
+from ..._runtime.blas_threads import run_split
 from ...autograd import grad_mode
 from ...autograd.function import Node, record
 from ...dtypes import int64
 from ...errors import describe
-from ...kernels.cpu import type_name
+from ...kernels.cpu.backend import type_name
 from ...tensor import Tensor, _wrap
 from .conv import _float_array, _kernel, _no_double_backward, _tuple
 from .conv_composite import avg_pool_composite, clamped_taps, max_pool_composite

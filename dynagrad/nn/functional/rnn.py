@@ -26,9 +26,11 @@ import numpy as np
 
 from ...autograd.function import Function
 from ...errors import describe
-from ...kernels import cpu, gemm_tile, nn_rnn, tile_gemm
+from ...kernels.cpu import backend as cpu
+from ...kernels.cpu.gemm import tiles as gemm_tile, matmul as tile_gemm
+from ...kernels.cpu.nn import rnn as nn_rnn
 from ...kernels.cache import _memory, lookup
-from ...ops.linalg import matmul_2d, tile_gemm_kernel
+from ...kernels.cpu.gemm.products import matmul_2d, tile_gemm_kernel
 from ...tensor import Tensor, _wrap
 from ._placement import any_cuda
 from .linear import column_sums

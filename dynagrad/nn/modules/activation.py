@@ -11,7 +11,7 @@ Example:
 """
 from __future__ import annotations
 
-from ... import empty
+from ...creation import empty
 from ...autograd import grad_mode
 from ..functional import activation as F
 from ..module import Module

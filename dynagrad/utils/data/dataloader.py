@@ -35,8 +35,8 @@ from ...random import Generator
 from .collate import default_collate, default_convert
 from .dataset import Dataset, IterableDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler, draw_seed
-from .worker import (STATUS_CHECK_INTERVAL, ExceptionWrapper, IterableStop, IterFetcher,
-                     MapFetcher, ResumeIteration, worker_loop)
+from .worker import (STATUS_CHECK_INTERVAL, ExceptionWrapper, IterableStop, IterFetcher, MapFetcher,
+                     ResumeIteration, worker_loop)
 
 __all__ = ["DataLoader"]
 
