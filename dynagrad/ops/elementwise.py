@@ -749,6 +749,7 @@ _UNARY_FLOAT = {
     "acos": ("math.acos(x) if -1 <= x <= 1 else math.nan",
              lambda g, x, o: -(g * rsqrt(1 - x * x)), "x"),
     "atan": ("fatan(x)", lambda g, x, o: g / (1 + x * x), "x"),
+    "asinh": ("fasinh(x)", lambda g, x, o: g * rsqrt(x * x + 1), "x"),
     "sinh": ("math.sinh(x)", lambda g, x, o: g * cosh(x), "x"),
     "cosh": ("math.cosh(x)", lambda g, x, o: g * sinh(x), "x"),
     "tanh": ("ftanh(x)", lambda g, x, o: g * (1 - o * o), "o"),

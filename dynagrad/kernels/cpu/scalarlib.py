@@ -14,8 +14,10 @@ from numba.extending import intrinsic, overload
 from ..._runtime.cpu_target import compiles_for_avx512
 from .templates import VECTOR_BYTES
 from ..cache import compiled_into_kernels
+from ..float_functions import ROWS
 
-compiled_into_kernels(__name__)  # its code compiles into the kernels importing it
+# its code, and the float functions' rows, compile into the kernels importing it
+compiled_into_kernels(__name__, "dynagrad.kernels.float_functions")
 
 
 @numba.njit(inline="always")
@@ -341,18 +343,6 @@ def _gauss_scaled32(v):
     return y * _int32_bits_as_float32(_float32_bits(biased) << np.int32(23))
 
 
-def fexp(x):
-    """exp(x); vectorizable polynomial for float32 (use inside kernels)."""
-    return math.exp(x)
-
-
-@overload(fexp, inline="always")
-def _fexp(x):
-    if x == types.float32:
-        return lambda x: _exp32(x)
-    return lambda x: math.exp(x)
-
-
 # tanh for float32: tanh(a) = expm1(2a) / (expm1(2a) + 2) for a = |x|, with the sign put back.
 # expm1 is exp's own reduction and polynomial without the final "+ 1", so it keeps its relative
 # accuracy for small a and needs no separate small-|x| branch; 2**k - 1 is exact for the k that
@@ -377,18 +367,6 @@ def _tanh32(x):
     return math.copysign(em1 / (em1 + np.float32(2.0)), x)
 
 
-def ftanh(x):
-    """tanh(x); vectorizable for float32 (use inside kernels)."""
-    return math.tanh(x)
-
-
-@overload(ftanh, inline="always")
-def _ftanh(x):
-    if x == types.float32:
-        return lambda x: _tanh32(x)
-    return lambda x: math.tanh(x)
-
-
 # expm1 and log1p for float32 (ELU, softplus, mish, logsigmoid): math.expm1 and math.log1p are
 # libm calls here, 13 ns per element, that keep a loop scalar. Both within a few ulp.
 
@@ -406,18 +384,6 @@ def _expm1_32(x):
     near = e * p2 + (p2 - np.float32(1.0))
     res = near if k < np.float32(127.0) else _times_pow2(e + np.float32(1.0), k)
     return res if x == x else x
-
-
-def fexpm1(x):
-    """exp(x) - 1, accurate near 0; vectorizable for float32 (use inside kernels)."""
-    return math.expm1(x)
-
-
-@overload(fexpm1, inline="always")
-def _fexpm1(x):
-    if x == types.float32:
-        return lambda x: _expm1_32(x)
-    return lambda x: math.expm1(x)
 
 
 _SQRT_HALF_BITS = np.int32(0x3F3504F3)  # float32 sqrt(1/2): u's mantissa is split around it
@@ -525,12 +491,18 @@ def _exp2_32(x):
     return e if x == x else x
 
 
-def _float32_or_libm(impl32, libm, doc: str):
-    """A kernel helper: ``impl32`` for float32 (vectorizable), ``libm`` (jitted or a ``math``
-    function) else."""
+def _float_function(row):
+    """``row``'s function for kernels (a row of ``kernels/float_functions.py``): its float32 body
+    for float32 (vectorizable), its libm expression, computed in float64, for the rest."""
+    namespace = {"math": math, "np": np, "sigmoid": sigmoid, "T": np.float64}
+    exec(f"def libm(x):\n    x = T(x)\n    return {row.libm}\n", namespace)
+    libm = numba.njit(inline="always")(namespace["libm"])
+    impl32 = globals()[row.float32] if row.float32 else libm
+
     def helper(x):
         return libm(x)
-    helper.__doc__ = doc
+    helper.__name__ = helper.__qualname__ = row.name
+    helper.__doc__ = row.doc + " For use inside kernels."
 
     @overload(helper, inline="always")
     def _helper(x):
@@ -538,45 +510,6 @@ def _float32_or_libm(impl32, libm, doc: str):
             return lambda x: impl32(x)
         return lambda x: libm(x)
     return helper
-
-
-@numba.njit(inline="always")
-def _log_libm(x):
-    return math.log(x) if x > 0 else (-math.inf if x == 0 else math.nan)
-
-
-@numba.njit(inline="always")
-def _log1p_libm(x):
-    return math.log1p(x) if x > -1 else (-math.inf if x == -1 else math.nan)
-
-
-flog = _float32_or_libm(_log32, _log_libm, "log(x) (-inf at 0, nan below); vectorizable for "
-                        "float32 (use inside kernels).")
-flog1p = _float32_or_libm(_log1p32, _log1p_libm, "log(1 + x), accurate near 0; vectorizable for "
-                          "float32 (use inside kernels).")
-
-
-@numba.njit(inline="always")
-def _log2_libm(x):
-    return math.log2(x) if x > 0 else (-math.inf if x == 0 else math.nan)
-
-
-@numba.njit(inline="always")
-def _log10_libm(x):
-    return math.log10(x) if x > 0 else (-math.inf if x == 0 else math.nan)
-
-
-@numba.njit(inline="always")
-def _exp2_libm(x):
-    return 2.0 ** x
-
-
-flog2 = _float32_or_libm(_log2_32, _log2_libm, "log2(x) (-inf at 0, nan below); vectorizable for "
-                         "float32, exact at powers of two (use inside kernels).")
-flog10 = _float32_or_libm(_log10_32, _log10_libm, "log10(x) (-inf at 0, nan below); vectorizable "
-                          "for float32 (use inside kernels).")
-fexp2 = _float32_or_libm(_exp2_32, _exp2_libm, "2**x; vectorizable for float32, exact at integers "
-                         "(use inside kernels).")
 
 
 # sin, cos and tan for float32 arguments up to SINCOS_BOUND in magnitude, in float64: libm's
@@ -636,14 +569,6 @@ def _tan32(x):
     return x if x == 0 else t  # (as sin: the reduction loses the sign of -0.0)
 
 
-fsin = _float32_or_libm(_sin32, math.sin, "sin(x); vectorizable for float32 |x| <= "
-                        "SINCOS_BOUND, wrong beyond it (use inside kernels).")
-fcos = _float32_or_libm(_cos32, math.cos, "cos(x); vectorizable for float32 |x| <= "
-                        "SINCOS_BOUND, wrong beyond it (use inside kernels).")
-ftan = _float32_or_libm(_tan32, math.tan, "tan(x); vectorizable for float32 |x| <= "
-                        "SINCOS_BOUND, wrong beyond it (use inside kernels).")
-
-
 # atan for float32, evaluated in float64: atan(x) = pi/2 - atan(1/x) brings |x| into [0, 1], and
 # atan(z) = pi/4 + atan((z - 1) / (z + 1)) into |t| <= tan(pi/8), where atan(t) = t P(t^2) with a
 # degree-7 polynomial fitted here (relative least squares against mpmath: error 7.5e-13).
@@ -668,27 +593,11 @@ def _atan32(x):
     return np.float32(math.copysign(r, np.float64(x)))
 
 
-fatan = _float32_or_libm(_atan32, math.atan, "atan(x); vectorizable for float32 (use inside "
-                         "kernels).")
-
-
-def fsigmoid(x):
-    """1 / (1 + exp(-x)) without overflow; vectorizable for float32."""
-    return sigmoid(x)
-
-
 @numba.njit(inline="always")
 def _sigmoid32(x):
     e = _exp32(-abs(x))  # in (0, 1]: never overflows
     s = np.float32(1.0) / (np.float32(1.0) + e)
     return s if x >= 0 else (e * s if x == x else x)  # e/(1+e): no cancellation
-
-
-@overload(fsigmoid, inline="always")
-def _fsigmoid(x):
-    if x == types.float32:
-        return lambda x: _sigmoid32(x)
-    return lambda x: sigmoid(x)
 
 
 # erf / erfc and the normal CDF for float32: |x| < 1 uses erf(x)/x as a polynomial in x*x
@@ -761,18 +670,6 @@ def _gelu32(x):
     v = _clamped_abs32(x)
     tail = (_gauss_scaled32(v) * v) * (_phi_tail_num32(v) / _phi_tail_den32(v))
     return _positive_part32(x) - tail
-
-
-def fgelu(x):
-    """GELU, x * Phi(x) (exact form); vectorizable for float32 (use inside kernels)."""
-    return 0.5 * x * math.erfc(-x * 0.7071067811865476)
-
-
-@overload(fgelu, inline="always")
-def _fgelu(x):
-    if x == types.float32:
-        return lambda x: _gelu32(x)
-    return lambda x: 0.5 * x * math.erfc(-x * 0.7071067811865476)
 
 
 _PHI_SCALED_DENSITY = np.float32(0.3989422804014327 / _GAUSS_SCALE)  # 1/sqrt(2 pi) / scale
@@ -859,22 +756,32 @@ def _fmish_grad(x, g):
     return impl
 
 
-def ferf(x):
-    """erf(x); vectorizable for float32 (use inside kernels)."""
-    return math.erf(x)
+@numba.njit(inline="always")
+def _erf32(x):
+    a = abs(x)
+    tail = np.float32(1.0) - _erfc_pos32(a)
+    tail = tail if x >= 0 else -tail
+    r = _erf_small32(x) if a < np.float32(1.0) else tail
+    return r if x == x else x
 
 
-@overload(ferf, inline="always")
-def _ferf(x):
-    if x == types.float32:
-        def impl(x):
-            a = abs(x)
-            tail = np.float32(1.0) - _erfc_pos32(a)
-            tail = tail if x >= 0 else -tail
-            r = _erf_small32(x) if a < np.float32(1.0) else tail
-            return r if x == x else x
-        return impl
-    return lambda x: math.erf(x)
+# asinh for float32: log1p(a + a^2 / (1 + sqrt(1 + a^2))) for a = |x| (the same value as
+# log(a + sqrt(a^2 + 1)) without its cancellation near 0), and log(2a) from a > 2^12, where the
+# terms dropped are below 2^-27 relative; the sign put back. Within a few ulp, vectorizable.
+@numba.njit(inline="always")
+def _asinh32(x):
+    a = abs(x)
+    big = a > np.float32(4096.0)
+    s = np.float32(0.0) if big else a * a
+    near = _log1p32(a + s / (np.float32(1.0) + math.sqrt(s + np.float32(1.0))))
+    r = _log32(a) + np.float32(math.log(2.0)) if big else near
+    return math.copysign(r, x)
+
+
+# the f* functions op expressions call: a row each in kernels/float_functions.py
+for _row in ROWS:
+    globals()[_row.name] = _float_function(_row)
+del _row
 
 
 # --- short contiguous runs as masked vector moves -------------------------------------------------

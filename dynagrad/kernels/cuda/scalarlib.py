@@ -33,14 +33,16 @@ from numba.cuda.core import config as _config
 from numba.cuda.extending import overload as _overload
 
 from ..cpu import scalarlib as _cpu_lib
+from ..float_functions import ROWS
 from ..cache import compiled_into_kernels
 
-compiled_into_kernels(__name__, _cpu_lib.__name__)  # its code compiles into kernels
+# its code, the CPU library's shared bodies and the float functions' rows compile into kernels
+compiled_into_kernels(__name__, _cpu_lib.__name__, "dynagrad.kernels.float_functions")
 
 __all__ = ["math", "np", "sigmoid", "floor_div", "py_mod", "int_fmod", "round_half_even", "frac",
-           "nan_to_num", "fmax_nan", "fmin_nan", "fold_max", "fold_min", "clamp", "int_pow", "fexp",
-           "fexpm1", "fexp2", "flog", "flog1p", "flog2", "flog10", "ftanh", "fsigmoid", "fgelu",
-           "fgelu_grad", "ferf", "fsilu_grad", "fgelu_tanh_grad", "fmish_grad", "fatan"]
+           "nan_to_num", "fmax_nan", "fmin_nan", "fold_max", "fold_min", "clamp", "int_pow",
+           "fgelu_grad", "fsilu_grad", "fgelu_tanh_grad", "fmish_grad",
+           *(row.name for row in ROWS)]
 
 _SIMULATOR = bool(_config.ENABLE_CUDASIM)
 _NO_WARNINGS = dict(over="ignore", invalid="ignore", divide="ignore", under="ignore")
@@ -247,132 +249,40 @@ _overload(fold_max)(lambda acc, v: fold_max)
 _overload(fold_min)(lambda acc, v: fold_min)
 
 
-def fexp(x):
-    """exp(x) (inf on overflow)."""
-    return _np_call(_numpy.exp, x)
+# --- the f* functions op expressions call: a row each in kernels/float_functions.py ----------
 
+def _float_function(row):
+    """``row``'s host function (what the simulator runs, on NumPy scalars, overflowing to inf as
+    the device does) and its device overload: both compute ``row.libm`` in ``x``'s float type."""
+    body = f"    x = T(x)\n    return T({row.libm})\n"
+    host_ns = {"math": _HOST_MATH, "sigmoid": sigmoid, "_float_of_value": _float_of_value}
+    exec(f"def {row.name}(x):\n    T = _float_of_value(x)\n{body}", host_ns)
+    host = host_ns[row.name]
+    host.__doc__ = row.doc
 
-@_overload(fexp)
-def _fexp(x):
-    T = _float_of(x)
-    return lambda x: _pymath.exp(T(x))
-
-
-def ftanh(x):
-    """tanh(x)."""
-    return _numpy.tanh(x)
-
-
-@_overload(ftanh)
-def _ftanh(x):
-    T = _float_of(x)
-    return lambda x: _pymath.tanh(T(x))
-
-
-def fexpm1(x):
-    """exp(x) - 1, accurate near 0."""
-    return _np_call(_numpy.expm1, x)
-
-
-@_overload(fexpm1)
-def _fexpm1(x):
-    T = _float_of(x)
-    return lambda x: _pymath.expm1(T(x))
-
-
-def fexp2(x):
-    """2**x (inf on overflow)."""
-    return _np_call(_numpy.exp2, x)
-
-
-@_overload(fexp2)
-def _fexp2(x):
-    T = _float_of(x)
-    return lambda x: T(2.0) ** T(x)
-
-
-def fatan(x):
-    """atan(x)."""
-    return _np_call(_numpy.arctan, x)
-
-
-@_overload(fatan)
-def _fatan(x):
-    T = _float_of(x)
-    return lambda x: _pymath.atan(T(x))
-
-
-def flog(x):
-    """log(x) (-inf at 0, nan below)."""
-    return _np_call(_numpy.log, x)
-
-
-def flog2(x):
-    """log2(x) (-inf at 0, nan below)."""
-    return _np_call(_numpy.log2, x)
-
-
-def flog10(x):
-    """log10(x) (-inf at 0, nan below)."""
-    return _np_call(_numpy.log10, x)
-
-
-def flog1p(x):
-    """log(1 + x), accurate near 0 (-inf at -1, nan below)."""
-    return _np_call(_numpy.log1p, x)
-
-
-def _log_on_device(helper, device_log, pole: float) -> None:
-    """``helper``'s device form: ``device_log`` above ``pole``, -inf at it, nan below."""
-    @_overload(helper)
+    @_overload(host)
     def _device(x):
-        T = _float_of(x)
-
-        def impl(x):
-            v = T(x)
-            if v > T(pole):
-                return device_log(v)
-            return T(-_pymath.inf) if v == T(pole) else T(_pymath.nan)
-        return impl
+        device_ns = {"math": _pymath, "sigmoid": sigmoid, "T": _float_of(x)}
+        exec(f"def impl(x):\n{body}", device_ns)
+        return device_ns["impl"]
+    return host
 
 
-_log_on_device(flog, _pymath.log, 0.0)
-_log_on_device(flog1p, _pymath.log1p, -1.0)
-_log_on_device(flog2, _pymath.log2, 0.0)
-_log_on_device(flog10, _pymath.log10, 0.0)
+_HOST_MATH = _simulated_math()
 
 
-fsigmoid = sigmoid  # the CPU's vectorizable float32 form is only a speed trick: same function
+def _float_of_value(x):
+    """The NumPy float type the host form computes a value in (``_float_of`` for a value)."""
+    return _numpy.float32 if isinstance(x, (_numpy.float32, _numpy.float16)) else _numpy.float64
 
 
-def ferf(x):
-    """erf(x)."""
-    return _pymath.erf(x)
-
-
-@_overload(ferf)
-def _ferf(x):
-    T = _float_of(x)
-    return lambda x: _pymath.erf(T(x))
+for _row in ROWS:
+    globals()[_row.name] = _float_function(_row)
+del _row
 
 
 _SQRT_HALF = 0.7071067811865476
 _INV_SQRT_2PI = 0.3989422804014327
-
-
-def fgelu(x):
-    """GELU, x * Phi(x) (exact erf form)."""
-    return 0.5 * x * _pymath.erfc(-x * _SQRT_HALF)
-
-
-@_overload(fgelu)
-def _fgelu(x):
-    T = _float_of(x)
-
-    def impl(x):
-        v = T(x)
-        return T(0.5) * v * _pymath.erfc(-v * T(_SQRT_HALF))
-    return impl
 
 
 def fgelu_grad(x, g):
