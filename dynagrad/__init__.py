@@ -41,7 +41,8 @@ with _collection_paused():
     from ._warmup import warmup
     from .interop import from_dlpack  # (also gives Tensor its interop protocols)
 
-    Tensor.softmax = softmax
-    Tensor.log_softmax = log_softmax
+    from .ops.registry import tensor_method as _tensor_method
+    _tensor_method("softmax", softmax)
+    _tensor_method("log_softmax", log_softmax)
 
 __version__ = "0.1.0"

@@ -25,6 +25,7 @@ import numpy as np
 
 from . import dtypes
 from .kernels.cuda.device_array import DeviceArray, _geometry
+from .ops.registry import tensor_method
 from .tensor import Tensor, _wrap
 
 __all__ = ["from_dlpack"]
@@ -283,6 +284,6 @@ def _host_tensor(arr: np.ndarray) -> Tensor:
     return _wrap(arr, dtypes.from_numpy_dtype(arr.dtype))
 
 
-Tensor.__cuda_array_interface__ = property(cuda_array_interface)
-Tensor.__dlpack__ = to_dlpack
-Tensor.__dlpack_device__ = dlpack_device
+tensor_method("__cuda_array_interface__", property(cuda_array_interface))
+tensor_method("__dlpack__", to_dlpack)
+tensor_method("__dlpack_device__", dlpack_device)

@@ -26,6 +26,7 @@ from .kernels.cuda import backend as gpu
 from .kernels.cpu import philox
 from .kernels.cuda.device_array import DeviceArray
 from .kernels.buffers import host, move_array
+from .ops.registry import tensor_method
 from .tensor import Tensor, _wrap
 
 __all__ = ["Generator", "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state",
@@ -362,6 +363,6 @@ def _fill_(t: Tensor, values: np.ndarray) -> Tensor:
     return t
 
 
-Tensor.uniform_ = fill_uniform_
-Tensor.normal_ = fill_normal_
-Tensor.bernoulli_ = fill_bernoulli_
+tensor_method("uniform_", fill_uniform_)
+tensor_method("normal_", fill_normal_)
+tensor_method("bernoulli_", fill_bernoulli_)

@@ -32,7 +32,7 @@ from .movement import basic_view, copy_array
 from .placement import common_device
 from ..kernels.buffers import contiguous, full_like_array, host, is_host, move_array
 from .reduce import values_indices
-from .registry import register
+from .registry import register, tensor_method
 
 _NODES: dict = {}
 
@@ -461,8 +461,8 @@ def setitem(x: Tensor, key, value) -> None:
     x._vc[0] += 1
 
 
-Tensor.__getitem__ = getitem
-Tensor.__setitem__ = setitem
+tensor_method("__getitem__", getitem)
+tensor_method("__setitem__", setitem)
 
 
 # --- gather / scatter ----------------------------------------------------------------------

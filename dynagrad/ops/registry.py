@@ -24,6 +24,15 @@ class OpInfo:
 
 REGISTRY: dict[str, OpInfo] = {}
 FUNCTIONS: dict[str, Callable] = {}   # public functional forms exported as dg.<name>
+METHODS: dict[str, object] = {}       # Tensor attributes attached here, ops' methods included
+
+
+def tensor_method(name: str, fn) -> None:
+    """Attach ``fn`` as ``Tensor.<name>``. Every Tensor method an op module adds comes through
+    here (ops' own methods through ``register``), so ``METHODS`` lists them all (``tensor.pyi`` is
+    generated from it)."""
+    METHODS[name] = fn
+    setattr(Tensor, name, fn)
 
 
 def register(name: str, fn: Callable, family: str, method: bool | str = True,
@@ -34,18 +43,18 @@ def register(name: str, fn: Callable, family: str, method: bool | str = True,
     inplace_name = f"{name}_" if inplace is not None else None
     REGISTRY[name] = OpInfo(name, fn, method_name, inplace_name, family)
     if method_name:
-        setattr(Tensor, method_name, fn)
+        tensor_method(method_name, fn)
     if inplace is not None:
-        setattr(Tensor, inplace_name, inplace)
+        tensor_method(inplace_name, inplace)
     if functional:
         FUNCTIONS[name] = fn
     for alias in aliases:
         REGISTRY[alias] = OpInfo(alias, fn, alias if method_name else None,
                                  alias + "_" if inplace is not None else None, "alias")
         if method_name:
-            setattr(Tensor, alias, fn)
+            tensor_method(alias, fn)
         if inplace is not None:
-            setattr(Tensor, alias + "_", inplace)
+            tensor_method(alias + "_", inplace)
         if functional:
             FUNCTIONS[alias] = fn
     return fn

@@ -18,6 +18,7 @@ from .elementwise import OPS, binary_function, compute, fast_unary, inplace, reb
 from .linalg import matmul
 from .movement import copy_array, to_dtype, transpose
 from ..kernels.buffers import is_host, move_array
+from .registry import tensor_method
 from .placement import to_device
 
 
@@ -55,13 +56,13 @@ for _dunder, _name in (("add", "add"), ("sub", "sub"), ("mul", "mul"), ("truediv
                        ("and", "bitwise_and"), ("or", "bitwise_or"), ("xor", "bitwise_xor"),
                        ("lshift", "bitwise_left_shift"), ("rshift", "bitwise_right_shift")):
     _f, _r, _i = _binary(_name)
-    setattr(Tensor, f"__{_dunder}__", _f)
-    setattr(Tensor, f"__r{_dunder}__", _r)
-    setattr(Tensor, f"__i{_dunder}__", _i)
+    tensor_method(f"__{_dunder}__", _f)
+    tensor_method(f"__r{_dunder}__", _r)
+    tensor_method(f"__i{_dunder}__", _i)
 
 for _dunder, _name in (("eq", "eq"), ("ne", "ne"), ("lt", "lt"), ("le", "le"), ("gt", "gt"),
                        ("ge", "ge")):
-    setattr(Tensor, f"__{_dunder}__", _binary(_name)[0])
+    tensor_method(f"__{_dunder}__", _binary(_name)[0])
 
 
 def _square(x):
@@ -98,15 +99,15 @@ def pow(input, exponent) -> Tensor:
     return _pow_check(input, _operand(exponent))
 
 
-Tensor.__pow__ = lambda self, other: _pow_check(self, _operand(other))
-Tensor.pow = pow
-Tensor.__neg__ = lambda self: fast_unary(OPS["neg"], self)
-Tensor.__pos__ = lambda self: self
-Tensor.__abs__ = ew.abs
-Tensor.__invert__ = lambda self: ew.logical_not(self) if self.dtype is dtypes.bool_ \
-    else ew.bitwise_not(self)
-Tensor.__matmul__ = lambda self, other: matmul(self, other)
-Tensor.__rmatmul__ = lambda self, other: matmul(other, self)
+tensor_method("__pow__", lambda self, other: _pow_check(self, _operand(other)))
+tensor_method("pow", pow)
+tensor_method("__neg__", lambda self: fast_unary(OPS["neg"], self))
+tensor_method("__pos__", lambda self: self)
+tensor_method("__abs__", ew.abs)
+tensor_method("__invert__", lambda self: ew.logical_not(self) if self.dtype is dtypes.bool_
+              else ew.bitwise_not(self))
+tensor_method("__matmul__", lambda self, other: matmul(self, other))
+tensor_method("__rmatmul__", lambda self, other: matmul(other, self))
 
 
 # --- dtype and device conversion -----------------------------------------------------------
@@ -154,15 +155,15 @@ def _caster(dt: DType):
     return cast
 
 
-Tensor.to = to
+tensor_method("to", to)
 for _meth, _dt in (("float", dtypes.float32), ("double", dtypes.float64), ("half", dtypes.float16),
                    ("long", dtypes.int64), ("int", dtypes.int32), ("short", dtypes.int16),
                    ("char", dtypes.int8), ("byte", dtypes.uint8), ("bool", dtypes.bool_)):
-    setattr(Tensor, _meth, _caster(_dt))
-Tensor.type_as = lambda self, other: to_dtype(self, other.dtype)
-Tensor.cpu = lambda self, memory_format=None: to_device(self, "cpu")
-Tensor.cuda = lambda self, device=None, non_blocking=False, memory_format=None: to_device(
-    self, "cuda" if device is None else device)
+    tensor_method(_meth, _caster(_dt))
+tensor_method("type_as", lambda self, other: to_dtype(self, other.dtype))
+tensor_method("cpu", lambda self, memory_format=None: to_device(self, "cpu"))
+tensor_method("cuda", lambda self, device=None, non_blocking=False, memory_format=None:
+              to_device(self, "cuda" if device is None else device))
 
 
 _LEGACY_TYPE_NAMES = {  # PyTorch's legacy tensor type names, e.g. x.type() == 'torch.FloatTensor'
@@ -178,11 +179,12 @@ def _type(self, dtype=None, non_blocking=False):
     return to_dtype(self, dtype)
 
 
-Tensor.type = _type
-Tensor.T = property(lambda self: self.permute(tuple(reversed(range(self.ndim)))))
-Tensor.mT = property(lambda self: transpose(self, -2, -1) if self.ndim >= 2 else _mt_error(self))
-Tensor.H = Tensor.T
-Tensor.mH = Tensor.mT
+tensor_method("type", _type)
+tensor_method("T", property(lambda self: self.permute(tuple(reversed(range(self.ndim))))))
+tensor_method("mT", property(lambda self: transpose(self, -2, -1) if self.ndim >= 2
+                             else _mt_error(self)))
+tensor_method("H", Tensor.T)
+tensor_method("mH", Tensor.mT)
 
 
 def _mt_error(self):
@@ -201,9 +203,9 @@ def _new(fn_name):
     return make
 
 
-Tensor.new_zeros = _new("zeros")
-Tensor.new_ones = _new("ones")
-Tensor.new_empty = _new("empty")
+tensor_method("new_zeros", _new("zeros"))
+tensor_method("new_ones", _new("ones"))
+tensor_method("new_empty", _new("empty"))
 
 
 def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
@@ -218,8 +220,8 @@ def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
                   requires_grad=requires_grad)
 
 
-Tensor.new_full = _new_full
-Tensor.new_tensor = _new_tensor
+tensor_method("new_full", _new_full)
+tensor_method("new_tensor", _new_tensor)
 
 
 # --- fill / copy --------------------------------------------------------------------------
@@ -274,6 +276,6 @@ def copy_(self, src, non_blocking: bool = False) -> Tensor:
     return self
 
 
-Tensor.fill_ = fill_
-Tensor.zero_ = zero_
-Tensor.copy_ = copy_
+tensor_method("fill_", fill_)
+tensor_method("zero_", zero_)
+tensor_method("copy_", copy_)
