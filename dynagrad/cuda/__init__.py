@@ -10,8 +10,6 @@ Example:
     >>> dev = "cuda" if dg.cuda.is_available() else "cpu"
     >>> x = dg.ones(3, device=dev)
 """
-# _runtime first: kernels.cuda_memory imports it while this package is still initialising.
-from ..kernels.cuda import runtime as _runtime  # noqa: F401
 from .devices import (current_device, device, device_count, get_device_capability, get_device_name,
                       is_available, set_device, synchronize)
 from .memory import (OutOfMemoryError, empty_cache, max_memory_allocated, max_memory_reserved,
