@@ -3,6 +3,12 @@
 Every index is checked before a kernel runs (a Numba kernel does not bounds-check), and out-of-range
 indices raise IndexError naming the dimension and its size.
 
+Gather, scatter, index_select, index_add and sort go through ``backend(buf)``. Advanced keys
+(``x[idx]``, ``x[mask]``, ``x[idx] = v``, nonzero) keep device branches (``is_host``): on the CPU
+they are NumPy's own fancy indexing (and ``np.add.at``), which a device buffer cannot take; on
+CUDA they are lowered to flat positions and run as ``index_select3`` / ``index_add3`` /
+``scatter3`` (the ``_device_*`` functions).
+
 Example:
     >>> import dynagrad as dg
     >>> x = dg.tensor([[1.0, 2.0], [3.0, 4.0]])
@@ -30,7 +36,7 @@ from ..shapes import wrap_dim
 from .elementwise import rebase_inplace, sum_to, where
 from .movement import basic_view, copy_array
 from .placement import common_device
-from ..kernels.buffers import contiguous, full_like_array, host, is_host, move_array
+from ..kernels.buffers import contiguous, device_index, full_like_array, host, is_host, move_array
 from .reduce import values_indices
 from .registry import register, tensor_method
 
@@ -39,7 +45,7 @@ _NODES: dict = {}
 
 def _where(t: Tensor) -> int | None:
     """``t``'s CUDA device index, or None on the CPU (for ``move_array``)."""
-    return None if is_host(t._data) else t._data.device_index
+    return device_index(t._data)
 
 
 def _node(name, backward):

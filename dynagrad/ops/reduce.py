@@ -30,7 +30,7 @@ from ..tensor import TENSOR_TYPES, Tensor, _new, _wrap
 from ._util import as_tensor_arg
 from ..shapes import wrap_dim, wrap_dims
 from .movement import _broadcast_view
-from ..kernels.buffers import contiguous, is_host, move_array
+from ..kernels.buffers import contiguous, device_index, is_host, move_array
 from .registry import register
 
 values_indices = {name: namedtuple(name, ["values", "indices"])
@@ -621,7 +621,7 @@ def _onehot_along(x: Tensor, d: int, i: int) -> Tensor:
     shape[d] = x.shape[d]
     hot = np.zeros(shape, x.dtype.np)
     hot.reshape(-1)[i] = 1
-    return _wrap(move_array(hot, None if is_host(x._data) else x._data.device_index), x.dtype)
+    return _wrap(move_array(hot, device_index(x._data)), x.dtype)
 
 
 def _scan(op: str, x: Tensor, dim: int, dtype, combine: str) -> Tensor:

@@ -17,7 +17,6 @@ from . import elementwise as ew
 from .elementwise import OPS, binary_function, compute, fast_unary, inplace, rebase_inplace
 from .linalg import matmul
 from .movement import copy_array, to_dtype, transpose
-from ..kernels.buffers import is_host, move_array
 from .registry import tensor_method
 from .placement import to_device
 
@@ -270,8 +269,7 @@ def copy_(self, src, non_blocking: bool = False) -> Tensor:
                                "operation.")
         return rebase_inplace(self, lambda old: src.to(self.device, self.dtype)
                               .expand(tuple(self.shape)).clone())
-    copy_array(move_array(src._data, None if is_host(self._data) else self._data.device_index),
-               self._data)
+    copy_array(src._data, self._data)  # (either buffer on any device: the copy moves it)
     self._vc[0] += 1
     return self
 
