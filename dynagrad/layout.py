@@ -3,8 +3,7 @@
 An elementwise op on transposed or permuted tensors returns a tensor laid out like them, as in
 PyTorch (``x.t().relu()`` has the strides of ``x.t()``, ``x.t() + y`` those of ``x.t()``,
 ``y + x.t()`` C order). The kernel then runs one flat pass over memory instead of a strided loop
-or a transposing copy (``x.t().relu()`` over (512, 4096) float32: 1.3-1.6 ms before, against
-0.26-0.32 ms in PyTorch).
+or a transposing copy.
 
 Example:
     >>> import numpy as np

@@ -2,8 +2,8 @@
 
 When Numba's CPU target starts (the first kernel a process compiles or loads from disk), it
 imports ``numba.np.arraymath``, which probes for BLAS at once by importing
-``scipy.linalg.cython_blas``: SciPy's whole ``linalg`` package, 0.13-0.16 s on this machine and
-about a sixth of a warm start-up to the first trained step. The probe only decides whether
+``scipy.linalg.cython_blas``: SciPy's whole ``linalg`` package, a large share of a warm start-up
+to the first trained step. The probe only decides whether
 ``np.dot`` inside jitted code may call BLAS; no dynagrad kernel does.
 
 ``defer_blas_probe`` lets that one start-up probe answer from where SciPy lies on disk, and puts

@@ -3,13 +3,12 @@
 A convolution runs many small GEMMs (one ``(64, 288) @ (288, 576)`` per sample in the MNIST CNN)
 with im2col/col2im loops between them. OpenBLAS splits each small GEMM across its threads, which
 costs a hand-off per call and leaves the loops between them on one core. Giving each core its own
-slice of the samples, with BLAS told to use one thread, took that convolution from 38 to 24 ms
-forward and backward (batch 64, 2 cores).
+slice of the samples, with BLAS told to use one thread, runs the loops on every core too and
+saves the hand-offs.
 
 The slices run on OpenBLAS's own worker threads (its exported ``gotoblas_pthread``), not on a
-pool of ours: after every multi-threaded GEMM those workers busy-wait for about 0.1 s, and with a
-second pool competing with them for the cores the same convolution took 48 ms after a GEMM,
-against 39 unsplit and 25 on OpenBLAS's workers.
+pool of ours: after every multi-threaded GEMM those workers busy-wait for about 0.1 s, and a
+second pool competing with them for the cores ran the convolution slower than not splitting it.
 
 OpenBLAS's thread count is process-wide (``openblas_set_num_threads_local`` too, in NumPy's
 build: measured), so it is lowered to one while any split runs (a GEMM

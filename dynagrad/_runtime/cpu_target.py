@@ -2,8 +2,8 @@
 
 LLVM's tuning for many AVX-512 Intel CPUs prefers 256-bit vectors (a hedge against the clock
 drop of early AVX-512 parts); PyTorch's CPU kernels use the full 512 bits on the same machines.
-Our vectorized transcendentals run about 1.45x faster at 512 bits (float32 ``exp``/``tanh``/GELU on
-this machine's AVX-512 CPU), so where the CPU has AVX-512, dynagrad asks for it.
+Our vectorized transcendentals (float32 ``exp``/``tanh``/GELU) run markedly faster at 512 bits,
+so where the CPU has AVX-512, dynagrad asks for it.
 
 Set ``DYNAGRAD_PREFER_256_BIT=1`` to keep LLVM's choice; an explicit ``NUMBA_CPU_NAME`` or
 ``NUMBA_CPU_FEATURES`` is always respected, and nothing changes if Numba was imported first.

@@ -2,10 +2,9 @@
 
 Importing dynagrad (and Numba with it) and loading or compiling a kernel each create many
 thousands of objects, most of them kept for the life of the process. Each time enough of them pile
-up, the collector walks the young ones looking for cycles, and now and then all of them. Paused
-there, a warm process spent 0.07-0.10 s instead of 0.12 s collecting up to the end of its first
-training step (``import dynagrad`` 0.42 -> 0.39 s, medians of 8 alternating processes), and a
-cold one 0.30 s instead of 0.6-0.7 s while compiling its kernels.
+up, the collector walks the young ones looking for cycles, and now and then all of them: work
+wasted on objects that live on. Paused there, a process spends less time collecting up to the
+end of its first training step, whether it loads its kernels warm or compiles them cold.
 
 Example:
     >>> import gc

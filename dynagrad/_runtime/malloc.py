@@ -5,8 +5,8 @@ gives the top of its heap back to the OS above its trim threshold (128 KiB): a t
 frees and reallocates megabyte-sized buffers then page-faults on every page it writes, every step.
 glibc raises both thresholds by itself once a large mapped block is freed, up to 32 MiB and twice
 that; a process that happened to do so (one that had run a PyTorch convolution) ran dynagrad's
-LeNet-5 step in 7.0 ms instead of 10.4 (LSTM LM 98 -> 82 ms, Transformer layer 65 -> 61 ms).
-dynagrad sets those maxima at import, so every process gets the fast case.
+training steps clearly faster. dynagrad sets those maxima at import, so every process gets the
+fast case.
 
 Blocks above 32 MiB are still mapped and unmapped one by one. ``DYNAGRAD_MALLOC_TUNING=0`` leaves
 malloc alone, as do glibc's own ``MALLOC_MMAP_THRESHOLD_`` / ``MALLOC_TRIM_THRESHOLD_`` settings.

@@ -4,8 +4,8 @@ Numba tries its threading layers in the order TBB, OpenMP, workqueue. With pip, 
 (the ``tbb`` wheel, a dependency on Linux x86-64) lands in ``<prefix>/lib``, which the dynamic
 loader does not search, so Numba silently falls back to OpenMP. TBB matters on small machines:
 its workers wake in microseconds and then sleep, while GNU OpenMP either busy-waits (and steals
-the cores from BLAS and everything else) or, told to wait passively, takes 50-100 us to wake its
-threads on every parallel call (an ``exp`` over 1M float32 went from ~340 to ~190 us on 2 cores).
+the cores from BLAS and everything else) or, told to wait passively, is slow to wake its threads
+on every parallel call.
 So dynagrad loads the TBB runtime by path where the wheel put it; Numba then picks it itself,
 and still falls back on its own if that fails. Without TBB, OpenMP is told to wait passively.
 

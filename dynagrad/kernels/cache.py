@@ -34,8 +34,8 @@ KERNEL_ABI = "1"  # bump when the calling convention of generated kernels change
 _memory: dict = {}          # key -> compiled dispatcher
 _stats = {"hits": 0, "misses": 0, "compiles": 0, "disk_loads": 0,
           "compile_seconds": 0.0, "disk_load_seconds": 0.0}
-# Hits of the elementwise hot paths, which run on every small op: a list item increments in
-# about 20 ns, a dict entry in 35. ``cache_stats`` adds them to "hits".
+# Hits of the elementwise hot paths, which run on every small op: a list item increments
+# faster than a dict entry. ``cache_stats`` adds them to "hits".
 hot_hits = [0]
 # Modules whose code compiles into the kernels that import them (scalar libraries, GEMM tiles,
 # intrinsics) declare themselves with ``compiled_into_kernels``; a kernel's key holds the source of

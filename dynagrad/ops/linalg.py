@@ -112,10 +112,10 @@ def matmul(input, other) -> Tensor:
                 and bd.ndim == 2 and ad.shape[1] == bd.shape[0] and type(ad) is _ND
                 and type(bd) is _ND):
             # ndarray.dot runs the same BLAS GEMM as np.matmul for 2-D operands, without the
-            # gufunc set-up (0.5 us of a 32x32 product's 1.3)
+            # gufunc set-up (a large share of a small product's time)
             out = _wrap(ad.dot(bd), dt)
             if (input._requires_grad or other._requires_grad) and grad_mode.GRAD_ENABLED[0]:
-                # Node.save and record, inlined: two calls are a fifth of this op's overhead
+                # Node.save and record, inlined: two calls are a sizeable part of this op's cost
                 node = _MatmulNode()
                 node._saved = (input, other)
                 node._saved_versions = (input._vc[0], other._vc[0])

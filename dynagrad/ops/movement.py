@@ -488,7 +488,7 @@ def cat(tensors, dim: int = 0) -> Tensor:
     shape = list(ref.shape)
     shape[d] = sum(t.shape[d] for t in parts)
     device = common_device("cat", parts)
-    # (a large CPU result from the pool: a fresh one page-faults, 16 MB took 1.2 ms)
+    # (a large CPU result from the pool: a fresh one page-faults)
     out = memory.empty(tuple(shape), out_dt.np) if device is None else empty(
         tuple(shape), out_dt.np, device)
     start = 0

@@ -141,7 +141,7 @@ class MeanBackward0(SumBackward0):
         if type(gd) is np.ndarray and gd.dtype in _HOST_DIVIDES:
             # divide each output's gradient once, then expand as the sum does: the same values
             # as dividing the expansion (PyTorch's order), without an op on a stride-0 view
-            # (which took the general path on every call: a (64, 64) mse_loss's backward 41 us)
+            # (which took the general path on every call)
             with np.errstate(divide="ignore", invalid="ignore"):
                 g = _wrap(np.asarray(gd / gd.dtype.type(self.count)), g.dtype)
         else:

@@ -24,24 +24,20 @@ from ..cache import _clear_hooks, _memory, _stats, lookup
 
 # Below this many elements a kernel on Numba's pool (or split by ``run_split``) runs on one
 # thread: waking a thread pool costs more than it saves. In a training step the cost is higher
-# than alone: after each GEMM, OpenBLAS's worker busy-waits on the second core, and a threaded
-# ReLU on Numba's pool over 2^18 elements took 83 us there against 26 alone and 58 on one
-# thread. At 2^19 instead of 2^18, MLP b1024 steps went 6.55/6.29 -> 6.07/6.04 ms and LeNet-5's
-# 5.62/5.34 -> 5.54/5.28 (alternating processes).
+# than alone: after each GEMM, OpenBLAS's workers busy-wait on the other cores, and Numba's
+# pool competes with them there, so the threshold sits above where an op alone gains.
 PARALLEL_MIN_ELEMENTS = 1 << 19
 # Flat kernels (elementwise, optimizer updates, bias adds, totals) run threaded on OpenBLAS's
-# own workers (worker_pool), which take a slice in about a microsecond while they spin: there,
-# two threads beat one from 2^15 elements in a loop (a+b over 2^17: 27.7 -> 11.5 us). From 2^17
-# MLP b1024 steps went 6.66-6.89 -> 6.46-6.65 ms; 2^15 gained no more; LeNet-5, the Transformer
-# and LSTM steps did not move. After ~0.1 s idle the workers sleep, and the first op pays their
-# wake-up (~0.1-0.2 ms on this VM).
+# own workers (worker_pool), which take a slice almost at once while they spin, so they pay
+# from a smaller size than Numba's pool. In a loop two threads already beat one below 2^17,
+# but training steps gained nothing more there. After a short idle spell the workers sleep,
+# and the first op pays their wake-up.
 POOLED = worker_pool.AVAILABLE  # whether OpenBLAS's workers run threaded flat kernels
 FLAT_PARALLEL_MIN_ELEMENTS = 1 << 17 if POOLED else PARALLEL_MIN_ELEMENTS
 _PAD = tuple((None,) * k for k in range(5))
 # From this many output elements a broadcasting op takes layout "b" (vectorized rows) instead of
-# the strided one: preparing its arguments costs ~15 us of Python and dispatch, and the strided
-# kernel spends ~0.2 ns more per element (x - row over (4096, 512) float32: 717 -> 246 us; over
-# (256, 200), 51k elements, the strided kernel still wins: 18 against 22-32 us).
+# the strided one: preparing its arguments costs a fixed amount of Python and dispatch, which
+# its faster per-element loop repays only over this many elements.
 BROADCAST_LAYOUT_MIN_ELEMENTS = 1 << 17
 
 
@@ -102,7 +98,7 @@ def _contiguous_copies(operands: tuple, kinds: tuple, out: np.ndarray):
     """``operands`` with each array shaped like ``out`` but not C-contiguous (a transposed or
     sliced view) replaced by a C-contiguous copy, or None where there is none to copy: the
     copy (rows or tiled transposes, ``strided_copy``) and a vectorized kernel cost less than the
-    strided kernel's scalar loop (``relu(x.t())`` over (4096, 512) float32: 5.6 ms)."""
+    strided kernel's scalar loop."""
     copied, changed = [], False
     for o, k in zip(operands, kinds):
         if k == "a" and o.shape == out.shape and not o.flags.c_contiguous:
@@ -153,8 +149,8 @@ def _flat(operands: tuple, kinds: tuple, out: np.ndarray) -> bool:
 def _single_values_as_scalars(operands: tuple, kinds: tuple, out: np.ndarray) -> tuple:
     """``(operands, kinds, flat)`` with each array operand that repeats one value (every stride
     0, as the gradient of a sum or mean arrives) passed as that scalar: the flat kernel then
-    runs vectorized and threaded, where the strided one ran a scalar loop (SiLU's backward over
-    2M float32 from ``.sum().backward()``: 10.6 ms)."""
+    runs vectorized and threaded, where the strided one runs a scalar loop (as SiLU's backward
+    from ``.sum().backward()`` did)."""
     if not any(k == "a" and o.size and not any(o.strides) for o, k in zip(operands, kinds)):
         return operands, kinds, False
     operands = tuple(o[(0,) * o.ndim] if k == "a" and o.size and not any(o.strides) else o
@@ -230,8 +226,8 @@ def _blocked(kernel, key, args, out) -> None:
 
 def add_rows(out: np.ndarray, v: np.ndarray) -> None:
     """``out += v`` for a C-contiguous 2-D ``out`` and a ``(out.shape[1],)`` ``v`` of its dtype
-    (a bias add), threaded on OpenBLAS's workers where ``POOLED`` and ``out`` is large (2048 x
-    1024 float32: 547 -> 242 us), else NumPy's in-place add."""
+    (a bias add), threaded on OpenBLAS's workers where ``POOLED`` and ``out`` is large, else
+    NumPy's in-place add."""
     if not (POOLED and out.size >= FLAT_PARALLEL_MIN_ELEMENTS):
         out += v
         return
@@ -278,12 +274,11 @@ def reduce_axis(x: np.ndarray, dim: int, kind: tuple, out_dtype) -> np.ndarray:
     if (large and rows == 1 and kind[0] == "0" and kind[1].startswith("acc += ")
             and kind[3] == "float64" and width % TOTAL_CHUNKS == 0):
         # every element of a sum of terms (mean(), sum(dims), norm()): sum()'s threaded
-        # two-level total, whose partial totals add up (mean() of 2M float32: ~300 -> ~60 us)
+        # two-level total, whose partial totals add up
         out[0, 0] = threaded_total(x3.reshape(-1), kind[1])
     elif large and rows > 1 and POOLED:
         # contiguous rows (a sum or max over the last dimension): the rows are shared among
-        # OpenBLAS's workers, each folded by the same code (sum(1) of (1024, 1024) float32:
-        # 51 -> 33-37 us, PyTorch 27-30)
+        # OpenBLAS's workers, each folded by the same code
         reduce_rows_kernel(kind, type_name(x.dtype), type_name(out.dtype))(
             x3.reshape(-1), width, out.reshape(-1))
     else:
@@ -342,8 +337,7 @@ def arg_reduce_axis(x: np.ndarray, dim: int, better: str) -> np.ndarray:
     out = np.empty((x3.shape[0], x3.shape[2]), np.int64)
     key = ("arg_reduce", better, type_name(x.dtype))
     kernel = lookup(key, lambda: templates.arg_reduce(better, type_name(x.dtype)))
-    # large ones share their outer rows among the cores (argmax over (4096, 512) float32:
-    # 1.07 ms on one)
+    # large ones share their outer rows among the cores
     run_split(x3.shape[0], lambda lo, hi: kernel(x3[lo:hi], out[lo:hi]),
               split=x.size >= FLAT_PARALLEL_MIN_ELEMENTS)
     return out.reshape(x.shape[:dim] + x.shape[dim + 1:])
@@ -413,8 +407,8 @@ def scatter3(out3: np.ndarray, index3: np.ndarray, src3: np.ndarray, accumulate:
 
 
 def index_select3(x3: np.ndarray, index: np.ndarray) -> np.ndarray:
-    """``out[o, k, i] = x3[o, index[k], i]`` (one thread: split among the cores, (4096, 512) ->
-    2048 rows took 131 us against 108)."""
+    """``out[o, k, i] = x3[o, index[k], i]`` (one thread: split among the cores, even a large
+    one ran slower)."""
     out = memory.empty((x3.shape[0], index.shape[0], x3.shape[2]), x3.dtype)
     _indexed("index_select", templates.index_select, x3.dtype)(np.ascontiguousarray(x3), index,
                                                                 out)
@@ -429,7 +423,7 @@ def index_add3(out3: np.ndarray, index: np.ndarray, src3: np.ndarray) -> None:
 # --- sort ---------------------------------------------------------------------------------
 
 # Sorts of at least this many elements share their lines among the cores (run_split: NumPy's
-# sort releases the GIL): (4096, 512) float32 along dim 1 took 68 ms on one core.
+# sort releases the GIL, so the slices run at once).
 SORT_SPLIT_MIN_ELEMENTS = 1 << 16
 
 
@@ -451,7 +445,7 @@ def _argsort_array(arr: np.ndarray, d: int, descending: bool) -> np.ndarray:
 
 
 # Up to this k, topk keeps each row's k best in a sorted buffer (one pass over the row) instead
-# of sorting it: the 10 largest of each (4096, 512) float32 row 76 -> 5.6 ms (PyTorch 8.8-9.8).
+# of sorting it: for a small k that pass costs far less than a full sort of every row.
 _TOP_ROWS_MAX_K = 64
 _TOP_ROWS_DTYPES = tuple(np.dtype(t) for t in (np.float32, np.float64, np.int8, np.int16,
                                                 np.int32, np.int64, np.uint8))

@@ -24,8 +24,8 @@ from ..._runtime import malloc as _malloc
 
 # Smaller buffers come from malloc's own free lists. Once dynagrad has raised glibc's mmap
 # threshold (``dynagrad._runtime.malloc``), malloc itself reuses freed blocks below it without page
-# faults, and does so with less Python between two kernels (a 1M-element tanh: 203 -> 191 us,
-# since Numba's workers sleep through any gap of a few microseconds): only larger ones are pooled.
+# faults, and does so with less Python between two kernels (which counts: Numba's workers sleep
+# through any gap of a few microseconds): only larger ones are pooled.
 POOL_MIN_BYTES = _malloc.MMAP_THRESHOLD_BYTES if _malloc.TUNED else 1 << 21
 POOL_MAX_IDLE_BYTES = 1 << 29   # idle buffers kept beyond this are released to the OS
 ALIGN_BYTES = 64                # one cache line: a 512-bit store never straddles two (malloc gives 16)

@@ -1,12 +1,10 @@
 """Uniform random numbers drawn by a compiled kernel on the CPU, bit for bit NumPy's Philox draws.
 
-NumPy's ``Generator.random`` takes 4-6 ns per float32 here: a dropout mask over the MNIST CNN's
-590k activations spent 2.4-3.4 ms drawing. Philox is counter-based (``kernels.philox`` explains the
-stream), so this kernel computes whole 4-word blocks straight from the counter, each round's
-64 x 64 -> 128-bit products as single multiplies (1.0-1.25 ms for those 590k on one thread),
-the draw is shared by both cores, and the caller moves the generator past the words used
-(``stream.advance_state``), as if NumPy had drawn them. ``F.dropout`` over the 590k took
-4.1 ms before, 1.9-2.2 after (PyTorch's: 7.8-9.4 ms).
+NumPy's ``Generator.random`` is slow per float32: a dropout mask spent most of its time drawing.
+Philox is counter-based (``kernels.philox`` explains the stream), so this kernel computes whole
+4-word blocks straight from the counter, each round's 64 x 64 -> 128-bit products as single
+multiplies, the draw is shared among the cores, and the caller moves the generator past the
+words used (``stream.advance_state``), as if NumPy had drawn them.
 
 Example:
     >>> import numpy as np
@@ -95,8 +93,8 @@ def kernel(out, keys, c0, c1, c2, c3, b0, b1, b2, b3, pos, has, uint):
 {store_some}
 """
 
-# Blocks computed together (one block's ten rounds are a chain of dependent multiplies): 590k
-# float32 on one thread took 1.25, 1.03 and 1.28 ms with 1, 2 and 4 blocks at a time.
+# Blocks computed together (one block's ten rounds are a chain of dependent multiplies): two
+# at a time hide that chain best; one leaves it exposed, four ran slower again.
 LANES = 2
 
 

@@ -2,11 +2,10 @@
 (or into a slice of a larger array whose rows run on, as ``cat`` does).
 
 The elementwise kernel's strided layout walks the output in order and reads the source with a
-runtime step: a scalar loop, and for a transpose one cache line per element read (a (4096, 512)
-float32 ``.t().contiguous()`` took 5.3 ms, PyTorch's 0.9). Here the dims are first merged where
-the source runs on contiguously, then the copy runs as contiguous rows (vectorized) or, when
-the source's unit-step dim is not the output's last, as a tiled transpose
-(``templates.strided_copy``), split among OpenBLAS's workers when large.
+runtime step: a scalar loop, and for a transpose one cache line per element read. Here the
+dims are first merged where the source runs on contiguously, then the copy runs as contiguous
+rows (vectorized) or, when the source's unit-step dim is not the output's last, as a tiled
+transpose (``templates.strided_copy``), split among OpenBLAS's workers when large.
 
 Example:
     >>> import numpy as np
@@ -25,9 +24,8 @@ from . import templates
 from ..cache import _memory, lookup
 
 MIN_ELEMENTS = 1 << 12  # smaller copies take the elementwise kernel: less Python before it
-# From here a copy's work items are shared among OpenBLAS's workers (float32, one thread against
-# two: rows of 32, 512k elements 66 / 81 us, 2M 345 / 222; transposes, 256k 121 / 113, 2M
-# 1139 / 590): a row copy is bound by memory sooner and repays the hand-off later.
+# From here a copy's work items are shared among OpenBLAS's workers: a row copy is bound by
+# memory sooner and repays the hand-off later.
 THREADED_ROWS_MIN_ELEMENTS = 1 << 20
 THREADED_TILES_MIN_ELEMENTS = 1 << 18
 _BITS = {1: "int8", 2: "int16", 4: "int32", 8: "int64"}  # a copy moves bits: one kernel per size

@@ -62,10 +62,8 @@ def _decorator(parallel: bool = False, reassociate: bool = False) -> str:
 # Elements per block of a threaded flat kernel whose expression calls tanh.
 BLOCK = 64
 # Blocks pay where the expression is short enough for LLVM to run 4 vectors at once without
-# spilling: tanh over 1M float32, one thread, blocks / flat loop 0.91 / 0.98 of PyTorch's time.
-# The longer GELU and its gradient spill their constants in blocks and run faster flat (GELU
-# 1.35 -> 1.12 of PyTorch's time at 1M, 1.37 -> 1.11 at 4M; the gradient 0.84 -> 0.70 ns per
-# element); erf and sigmoid are about even.
+# spilling, as tanh is. The longer GELU and its gradient spill their constants in blocks and
+# run faster flat; erf and sigmoid are about even.
 _HEAVY_CALLS = ("ftanh(",)
 
 
@@ -79,8 +77,7 @@ def elementwise(expr: str, kinds: tuple, in_types: tuple, out_type: str, layout:
     """An n-ary map ``out = expr(x, y, ...)``; ``params`` are extra scalar arguments by name."""
     # An operand that is the output is read from ``out``, not from an argument of its own: LLVM
     # vectorizes a loop only behind a runtime check that no input overlaps ``out``, and an
-    # argument that is ``out`` fails it every time (``x.add_(y)`` over 1M float32 ran a scalar
-    # loop in 141 us, against 50 for PyTorch).
+    # argument that is ``out`` fails it every time (``x.add_(y)`` then ran a scalar loop).
     if "o" in kinds and layout == "s":
         raise ValueError("elementwise: an operand that is the output needs layout c, p or b")
     args = [f"a{i}" for i, k in enumerate(kinds) if k != "o"]
@@ -102,8 +99,8 @@ def elementwise(expr: str, kinds: tuple, in_types: tuple, out_type: str, layout:
         if layout == "p" and is_heavy(expr):
             # whole blocks of BLOCK elements (the caller runs the tail with the "c" kernel): a
             # fixed trip count lets LLVM run several vectors per iteration, which hides memory
-            # latency behind the long dependency chain of a transcendental (tanh at 1M elements,
-            # one thread: 476 -> 420 us). The block views keep the loop free of index arithmetic.
+            # latency behind the long dependency chain of a transcendental. The block views
+            # keep the loop free of index arithmetic.
             body.append(f"    for b in numba.prange(out.shape[0] // {BLOCK}):")
             body.append(f"        start = b * {BLOCK}")
             for i in arrays:
@@ -276,10 +273,10 @@ def _pooled_elementwise(expr: str, kinds: tuple, in_types: tuple, out_type: str,
     if not is_heavy(expr):
         return pooled_kernel(args, scalars + elements)
     # whole blocks of BLOCK elements: a fixed trip count lets LLVM run several vectors per
-    # iteration, which hides memory latency behind the long dependency chain of a transcendental
-    # (tanh at 1M elements, one thread: 476 -> 420 us); the block views keep the loop free of
-    # index arithmetic. The driver computes the last n % BLOCK elements (a second inlined copy of
-    # the expression in the slice kernel trips a Numba warning).
+    # iteration, which hides memory latency behind the long dependency chain of a transcendental;
+    # the block views keep the loop free of index arithmetic. The driver computes the last
+    # n % BLOCK elements (a second inlined copy of the expression in the slice kernel trips a
+    # Numba warning).
     blocks = [f"    for block in range(n // {BLOCK}):",
               f"        first = block * {BLOCK}",
               *(f"        b{i} = a{i}[first:first + {BLOCK}]" for i in arrays),
@@ -475,12 +472,12 @@ def strided_copy(dtype: str) -> tuple:
     and ``out_step`` (int64[4], in elements) describe the four loop dims. Where
     ``src_step[3] == 1`` each ``(i0, i1, i2)`` copies one contiguous row, a vectorized loop;
     otherwise ``src_step[2] == 1`` and ``out_step[3] == 1`` (a transpose) and the copy runs in
-    ``COPY_TILE``-square tiles, whose source and output lines both stay in L1 (a (4096, 512)
-    transpose on one thread: 16 -> 978 us, 32 -> 1124, 64 -> 1674). Work items ``[lo, hi)``
-    are rows, or strips of ``COPY_TILE`` along dim 2, in loop order, so that threads can share
-    them out. Rows and tile columns are taken as views first: indexing them with a loop counter
-    that cannot be negative keeps the index free of Python's wraparound (rows of 32: 181 -> 45
-    us for 16k). The caller copies every dtype of one size through one integer type.
+    ``COPY_TILE``-square tiles, small enough that their source and output lines both stay in
+    L1 (larger tiles ran slower). Work items ``[lo, hi)`` are rows, or strips of ``COPY_TILE``
+    along dim 2, in loop order, so that threads can share them out. Rows and tile columns are
+    taken as views first: indexing them with a loop counter that cannot be negative keeps the
+    index free of Python's wraparound, which slowed short rows. The caller copies every dtype
+    of one size through one integer type.
     """
     src = HEADER + _decorator() + f"""\
 def kernel(span, shape, src_step, out_step, lo, hi, out):
@@ -595,7 +592,7 @@ def kernel(x, index, out):
                 o_row[i] = x_row[i]
 """
     # x C-contiguous (the caller copies any other): a row of a strided x has a runtime step and
-    # its copy stays scalar ((1, 4096, 512) -> 2048 rows: 210 -> 88 us)
+    # its copy stays scalar
     sig = _sig(_arr(dtype, 3, True, True), _arr("int64", 1, False, True), _arr(dtype, 3, True))
     return src, "kernel", sig, f"index_select {dtype}"
 
@@ -604,7 +601,7 @@ def masked_rows(dtype: str) -> tuple:
     """``out = x[mask]`` over rows: ``x (N, R)``, ``mask (N,)`` bool, ``out (count, R)`` with
     ``count`` the mask's true entries (``count >= 1``). Single elements (``R == 1``) are stored
     whatever the mask, then the write position advances by the mask: no branch to mispredict
-    on a random mask (a 50% mask over 2M float32: NumPy's boolean index took 10 ms)."""
+    on a random mask (NumPy's boolean index is slow there)."""
     src = HEADER + _decorator() + """\
 def kernel(x, mask, out):
     N, R = x.shape

@@ -84,7 +84,7 @@ class MapFetcher:
     def __init__(self, dataset, auto_collation: bool, collate_fn: Callable, drop_last: bool):
         self.dataset, self.auto_collation, self.collate_fn = dataset, auto_collation, collate_fn
         # TensorDataset + default_collate: one gather per tensor gives the very batch that
-        # stacking the rows would (3x faster epochs on small samples); tensors that carry a graph
+        # stacking the rows would (much faster on small samples); tensors that carry a graph
         # take the general path, which keeps it
         self.gather = (type(dataset) is TensorDataset and collate_fn is default_collate
                        and not any(t.requires_grad for t in dataset.tensors))

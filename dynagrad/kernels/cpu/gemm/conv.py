@@ -2,8 +2,8 @@
 
 The im2col engine (``nn/functional/conv.py``) hands each sample's columns to one OpenBLAS GEMM,
 ``weight (O, C*taps) @ cols (C*taps, L)``, which for a convolution's few output channels runs far
-below its peak: OpenBLAS packs both operands for every call (LeNet-5's ``(16, 150) @ (150, 100)``:
-7.1 us, 67 GFLOP/s on one core). This module's two kernels instead run each sample's products on
+below its peak: OpenBLAS packs both operands for every call (LeNet-5's ``(16, 150) @ (150, 100)``
+is too small to repay it). This module's two kernels instead run each sample's products on
 ``tile_gemm``'s register tiles, straight from buffers that stay in the cache, with im2col and
 col2im fused in; the samples are shared out among OpenBLAS's workers.
 

@@ -2,8 +2,8 @@
 
 OpenBLAS packs both operands for every call and shapes its kernels for many rows. That loses
 where few rows meet a weight: a recurrent layer's step multiplies a (B, H) state by W_hh, 35
-times per sequence in the LSTM language model, and at B = 20 OpenBLAS spends 51-57 and 63-66 us
-on ``h @ W_hh.T`` and ``d_gates @ W_hh`` (2 threads). ``kernel(a, b, out)`` computes
+times per sequence in the LSTM language model (``h @ W_hh.T``, and ``d_gates @ W_hh`` in the
+backward pass), and OpenBLAS repacks W_hh every time. ``kernel(a, b, out)`` computes
 ``out = a @ b`` with ``gemm_tile``'s 14 x 32 or 8 x 32 tiles (8-, 4-, 2- and 1-row tiles for the
 last rows, masked tiles for the last columns). It reads A in place and B as
 contiguous (K, 32) panels of its columns, and sums k in passes: each pass packs its rows of a
@@ -34,23 +34,18 @@ from .. import worker_pool
 from .tiles import COLUMNS
 from ..templates import HEADER
 
-# Rows of one block. A 14 x 32 tile (28 of the 32 vector registers accumulate) ran 5-15% faster
-# than 8 x 32 on one core with B packed (840x784x384: 129 -> 146-154 GFLOP/s; 840x200x768:
-# 151-162 -> 157-158; 8 x 48, 6 x 64, 4 x 96 and 10 x 48 were slower or mixed). In the threaded
-# kernel, back to back: 128x784x256 195 -> 187 us, 256x128x784 197 -> 187, 64x400x120 30.6 ->
-# 29.3; but 20 rows split 14 + 4 + 2 lost to 8 + 8 + 4 (20x800x200: 32.3 -> 33.3 us), so
-# products of fewer than TALL_FROM rows keep 8-row blocks.
+# Rows of one block. A 14 x 32 tile (28 of the 32 vector registers accumulate) ran faster than
+# 8 x 32, on one core and threaded, and other shapes of tile were slower or mixed; but 20 rows
+# split 14 + 4 + 2 lost to 8 + 8 + 4, so products of fewer than TALL_FROM rows keep 8-row
+# blocks.
 ROWS = 14
 TALL_FROM = 28
 # k is summed in near-equal passes of at most DEPTH rows, and each pass packs its rows of a
 # group of panels of at most GROUP_BYTES (L2 holds them): a row block of A then serves the whole
-# group from L1, instead of being read again for every panel. Against OpenBLAS (2 threads, back
-# to back), the LSTM LM decoder's input gradient 700x10000x200 (tiles / OpenBLAS): one pass,
-# panels in groups of 512 KiB: 1.12-1.17; passes of 256: 0.98-1.00; of 512: 0.96-0.97; of 1024
-# with groups of 1 MiB: 0.92-0.95 (MLP b1024's 1024x784x256 0.86-0.88 in one pass either way).
-# An A read down its columns (a weight gradient) takes passes of at most DEPTH_T: its rows of a
-# pass are scattered over twice the cache lines (256x1024x256: 0.87-1.07 in one pass, 0.80-0.89
-# in passes of 512; 256x2048x256: 0.95-1.02 -> 0.87-0.93).
+# group from L1, instead of being read again for every panel. On a long k, a single pass lost
+# to OpenBLAS; of the sizes tried, these passes and groups beat it by the most. An A read down
+# its columns (a weight gradient) takes passes of at most DEPTH_T: its rows of a pass are
+# scattered over twice the cache lines.
 GROUP_BYTES = 1 << 20
 DEPTH = 1024
 DEPTH_T = 512

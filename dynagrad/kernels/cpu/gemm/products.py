@@ -20,37 +20,27 @@ from . import batched as batched_gemm, matmul as tile_gemm, tiles as gemm_tile
 
 # A batch of products is split across the cores (each slice one BLAS thread) when every product
 # is small and there are many: OpenBLAS threads each small GEMM on its own and pays a hand-off per
-# call (the Transformer layer's 64 (128, 64) @ (64, 128) attention products: 1.8 -> 0.96 ms).
-# Large products thread better inside BLAS; a short batch does not repay the hand-off (~70 us).
+# call. Large products thread better inside BLAS; a short batch does not repay the split's own
+# hand-off.
 SPLIT_MAX_PRODUCT = 1 << 24   # m * k * n of one product
 SPLIT_MIN_BATCH_WORK = 1 << 25  # m * k * n summed over the batch
 
 
 # Which float32 2-D products run on tile_gemm's register tiles: those where the tiles beat
-# OpenBLAS (2 threads each, back to back; m x k x n, tiles / OpenBLAS time, ranges of 2-3 runs).
-# A right operand whose columns are contiguous (``W.T``, every linear layer's forward) is packed
-# by 16 x 16 transposes, and the tiles won at every size measured: MLP b128's 128x784x256
-# 0.62-0.80, b1024's 1024x784x256 0.86-0.94, the LSTM LM decoder's 700x200x10000 0.92-0.98, the
-# Transformer's 2048x1024x256 0.89-0.99 and 2048x256x1024 0.90-0.97, the MNIST CNN's
-# 64x9216x128 0.60-0.65. A right operand with contiguous rows is packed by copies. With A's rows
-# contiguous too (an input gradient), the tiles won where k or n is small: the decoder's
-# 700x10000x200 0.92-0.95, the LSTM's 700x800x200 0.90-0.95, the Transformer's 2048x1024x256
-# 0.91 and 2048x256x1024 0.93, 64x128x9216 0.82-0.94, 1024x256x784 0.96-1.04; but lost on
-# 512x512x4096 (1.02) and 1024x1024x1024 (1.05). With A transposed (a weight gradient, A read
-# down its columns) they won with few rows and a short k or a narrow B: 256x128x784 0.79-0.82,
-# 128x64x9216 0.81-0.83, 256x256x1024 0.91-0.94, 256x1024x256 0.80-0.89, the Transformer's
-# 256x2048x256 0.87-0.93; and tied or lost on 256x1024x784 (1.01-1.04), 512x512x512
-# (1.04-1.06) and with many rows (10000x256x200 1.21-1.32, 10000x700x200 1.27-1.31). Products
-# with a short k lose everywhere (128x10x256: 7 -> 12 us), as do the tiniest (64x84x10: 2.3 ->
-# 3.7).
+# OpenBLAS. A right operand whose columns are contiguous (``W.T``, every linear layer's forward)
+# is packed by 16 x 16 transposes, and there the tiles won at every size measured. A right
+# operand with contiguous rows is packed by copies. With A's rows contiguous too (an input
+# gradient), the tiles won where k or n is small (ROW_PACKED_MAX) and lost where both are
+# long. With A transposed (a weight gradient, A read down its columns) they won with few rows
+# and a short k or a narrow B (the TRANSPOSED_A bounds), and tied or lost beyond them, most with
+# many rows. Products with a short k lose everywhere (TILES_MIN_K), as do the tiniest
+# (TILES_MIN_WORK).
 #
-# All of the above was measured where OpenBLAS runs AVX-512 kernels of its own (an Intel Xeon,
-# its SkylakeX kernels). On a CPU for which it picks AVX2 kernels (its Haswell ones, which
-# OpenBLAS 0.3.31 also runs on AMD's AVX-512 Zen 5), the tiles won every product of the
-# benchmark models, those OpenBLAS kept above included (AMD EPYC, 2 threads, OpenBLAS / tiles):
-# MLP b1024's 256x1024x784 2.60 / 1.60 ms, the LSTM LM decoder's 10000x700x200 16.1 / 9.3 ms,
-# the Transformer's 256x2048x1024 5.8 / 4.1 and 1024x2048x256 6.0 / 3.7 ms; there every product
-# the tiles can take goes to them (past the smallest, below).
+# Those bounds hold where OpenBLAS runs AVX-512 kernels of its own (its SkylakeX kernels). On a
+# CPU for which it picks AVX2 kernels (its Haswell ones, which OpenBLAS 0.3.31 also runs on
+# AMD's AVX-512 Zen 5), the tiles won every product of the benchmark models, those OpenBLAS
+# kept above included; there every product the tiles can take goes to them (past the smallest,
+# below).
 BLAS_AVX512_CORES = ("SkylakeX", "Cooperlake", "SapphireRapids")
 # (blas_core() is None where NumPy does not bundle OpenBLAS: the rules above stand)
 TILES_ALWAYS = blas_core() not in (None, *BLAS_AVX512_CORES)
@@ -86,7 +76,7 @@ def tile_gemm_kernel():
 
 
 def _tiles_faster(a: np.ndarray, b: np.ndarray) -> bool:
-    """Whether ``a @ b`` (2-D) goes to the register tiles, by the measurements above."""
+    """Whether ``a @ b`` (2-D) goes to the register tiles, by the rules above."""
     m, k = a.shape
     n = b.shape[1]
     work = m * k * n

@@ -1,14 +1,14 @@
 """Register-tile building blocks for float32 matrix products (AVX-512).
 
-A batch of small products, such as attention's 64 ``(128, 64) @ (64, 128)``, costs OpenBLAS
-about 21 us each on one core (100 GFLOP/s): it packs both operands for every call, which a
-product this small never repays. ``tile_8x32`` computes an 8 x 32 block of the product straight
-from the operands' memory, its 16 accumulators held in registers for the whole sum over k; the
-LLVM IR is written here because Numba's loop vectorizer keeps such a tile in memory. The same
-tile comes with 14, 4, 2 and 1 rows, and masked (``tile_8x32_masked``: only the first ``cols``
-columns of B are read and of C written), so that a kernel can cover any shape.
-``transpose_16x16`` lays out a right-hand operand whose columns are not contiguous
-(``key.transpose(-2, -1)``) so that the tile can load its rows as vectors.
+A batch of small products, such as attention's 64 ``(128, 64) @ (64, 128)``, runs slowly on
+OpenBLAS: it packs both operands for every call, which a product this small never repays.
+``tile_8x32`` computes an 8 x 32 block of the product straight from the operands' memory, its
+16 accumulators held in registers for the whole sum over k; the LLVM IR is written here because
+Numba's loop vectorizer keeps such a tile in memory. The same tile comes with 14, 4, 2 and 1
+rows, and masked (``tile_8x32_masked``: only the first ``cols`` columns of B are read and of C
+written), so that a kernel can cover any shape. ``transpose_16x16`` lays out a right-hand
+operand whose columns are not contiguous (``key.transpose(-2, -1)``) so that the tile can load
+its rows as vectors.
 
 All are Numba intrinsics on integer addresses and element strides, for generated kernels
 (``kernels/batched_gemm.py``, ``kernels/tile_gemm.py``); callers check ``AVAILABLE`` and
