@@ -118,8 +118,8 @@ def fold_min(acc, v):
 
 def _nan_propagating(llvm_name: str):
     """LLVM's ``llvm.maximum`` / ``llvm.minimum`` on two floats of one type: the NaN-propagating
-    extreme as one intrinsic, which LLVM vectorizes as a reduction (a max() over 1M float32 on
-    one core: 1.68 ms -> 78 us); fmax_nan's branches keep a fold scalar. (It orders -0 below +0,
+    extreme as one intrinsic, which LLVM vectorizes as a reduction; fmax_nan's branches keep a
+    fold scalar. (It orders -0 below +0,
     where torch.maximum returns its first argument of two zeros: elementwise ops keep fmax_nan.)"""
     @intrinsic
     def extreme(typingctx, a, b):
@@ -312,8 +312,7 @@ def _fma32(typingctx, a, b, c):
 # an ulp would be wasted), in powers of 2r: v*v is reduced by 2*ln(2), which saves two halvings.
 # It is evaluated monic (leading coefficient 1, so Horner's first step is an add, not an FMA);
 # the factor comes out scaled by _GAUSS_SCALE, which callers fold into a constant they multiply
-# by anyway. These kernels run out of FMA units: GELU over 1M float32 on one core went
-# 277 -> 228 us with the monic forms, the lower degree and the fused final step.
+# by anyway. These kernels are bound by FMA units, so every operation saved counts.
 _GAUSS_EXP_P = (0.499992318017404, 0.16667114537234037, 0.04189011197616271, 0.00831251631976733)
 _GAUSS_TERMS = (1.0, 0.5) + tuple(c / 2.0 ** i for i, c in enumerate(_GAUSS_EXP_P, 2))
 _GAUSS_LEAD = _GAUSS_TERMS[-1]
@@ -346,8 +345,8 @@ def _gauss_scaled32(v):
 # tanh for float32: tanh(a) = expm1(2a) / (expm1(2a) + 2) for a = |x|, with the sign put back.
 # expm1 is exp's own reduction and polynomial without the final "+ 1", so it keeps its relative
 # accuracy for small a and needs no separate small-|x| branch; 2**k - 1 is exact for the k that
-# occur (|x| is clamped at 9, where tanh already rounds to 1). Within ~2.4 ulp; 0.29 ns per element
-# on one core in cache, against 0.45 for a float64-evaluated rational and 0.33 for PyTorch (Sleef).
+# occur (|x| is clamped at 9, where tanh already rounds to 1). Within ~2.4 ulp, and cheaper than a
+# float64-evaluated rational.
 _ROUND_TO_POW2 = np.float32(8388735.0)  # 2^23 + 127: see _tanh32
 
 
@@ -358,7 +357,7 @@ def _tanh32(x):
     y = a + a
     # 0 <= y/ln2 <= 26: adding 2^23 + 127 rounds it to the integer k and leaves k + 127 in the
     # low bits, so 2^k is those bits shifted into the exponent field: 3 operations instead of a
-    # floor, two int conversions and two scalings (tanh over 64k float32 in L2: 22.0 -> 19.1 us)
+    # floor, two int conversions and two scalings
     t = y * np.float32(1.4426950408889634) + _ROUND_TO_POW2
     k = t - _ROUND_TO_POW2
     r = _minus_k_ln2(y, k)
@@ -368,7 +367,7 @@ def _tanh32(x):
 
 
 # expm1 and log1p for float32 (ELU, softplus, mish, logsigmoid): math.expm1 and math.log1p are
-# libm calls here, 13 ns per element, that keep a loop scalar. Both within a few ulp.
+# libm calls, which keep a loop scalar. Both within a few ulp.
 
 @numba.njit(inline="always")
 def _expm1_32(x):
@@ -399,8 +398,7 @@ def _log_split32(u):
     """``(k, log(m))`` for a positive normal float32 u = m * 2**k, m in [sqrt(1/2), sqrt(2)).
     f = m - 1 is exact, so log(m) keeps its relative accuracy near m = 1."""
     # int32 throughout: Numba widens int32 arithmetic to int64, and int64 lanes cost conversions
-    # and twice the vector operations (1M logs on one core: 340 -> 252 us; 241 without the
-    # atanh series' division)
+    # and twice the vector operations
     bits = _float32_bits(u)
     k = np.int32(np.int32(bits - _SQRT_HALF_BITS) >> np.int32(23))
     f = _int32_bits_as_float32(np.int32(bits - np.int32(k << np.int32(23)))) - np.float32(1.0)
@@ -513,7 +511,7 @@ def _float_function(row):
 
 
 # sin, cos and tan for float32 arguments up to SINCOS_BOUND in magnitude, in float64: libm's
-# sinf/cosf keep a loop scalar (8.5 ms per 1M elements on one core, against 0.66 here). x = k pi/2
+# sinf/cosf keep a loop scalar. x = k pi/2
 # + r: pi/2 is split so that k * _PIO2_HI is exact for |k| < 2^20 (33 significant bits) and the
 # reduction's error, |k| * 2^-86, stays ~2^-37 of the smallest |r| a float32 below the bound
 # leaves; then sin(r) and cos(r) for |r| <= pi/4 by their Taylor series (terms to r^15 and r^16;
@@ -572,7 +570,7 @@ def _tan32(x):
 # atan for float32, evaluated in float64: atan(x) = pi/2 - atan(1/x) brings |x| into [0, 1], and
 # atan(z) = pi/4 + atan((z - 1) / (z + 1)) into |t| <= tan(pi/8), where atan(t) = t P(t^2) with a
 # degree-7 polynomial fitted here (relative least squares against mpmath: error 7.5e-13).
-# libm's atanf keeps a loop scalar (6.7 ms per 1M float32 on one core).
+# libm's atanf keeps a loop scalar.
 _TAN_PI_8 = 0.41421356237309503
 _ATAN = (0.9999999999992528, -0.33333333277312843, 0.19999993088617002, -0.14285387754286002,
          0.11103476611477364, -0.08992719459949658, 0.06974897309438563, -0.03766666766395028)
@@ -791,7 +789,7 @@ del _row
 # and one masked store (AVX-512; other CPUs get LLVM's generic masked moves). Masked-off lanes are
 # never read or written, so a run may end at the very end of an array. (col2im's adding form lost:
 # its runs overlap from one tap to the next, and a masked load that reads a masked store still in
-# flight cannot take its value from the store buffer: 0.39 -> 0.68 ms on LeNet-5.)
+# flight cannot take its value from the store buffer, which made it slower than a plain loop.)
 
 
 def _lanes(context, dtype) -> tuple:
@@ -885,7 +883,7 @@ def add_tap_sums(typingctx, dst, d, src, s, step, taps, lo, hi, limit):
     covers the lanes ``l`` in ``[lo + e, hi + e)`` and every lane is below ``limit`` (<= the lane
     count). The taps add up in a register and ``dst`` is read and written once, instead of once per
     tap: col2im's taps overlap, and a masked load cannot take the value of an overlapping masked
-    store still in flight (an adding form of ``copy_run`` lost 0.39 -> 0.68 ms on LeNet-5)."""
+    store still in flight (an adding form of ``copy_run`` was slower than a plain loop)."""
     ints = (d, s, step, taps, lo, hi, limit)
     if not _float_arrays_and_ints(dst, src, ints):
         return None
