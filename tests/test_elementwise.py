@@ -491,32 +491,23 @@ def test_float32_sin_cos_tan_round_like_float64_and_take_libm_beyond_the_bound(n
         np.testing.assert_allclose(inplace.numpy(), want, **close)
 
 
-def test_float32_atan_rounds_like_float64_over_the_whole_range():
+@pytest.mark.parametrize("name,ref,max_ulp,checkpoints", [
     # a vectorized float64 evaluation (two argument reductions, a fitted polynomial): the float64
-    # reference rounded (0.5 ulp), subnormal inputs exact, the special values as NumPy's
+    # reference rounded (0.5 ulp)
+    ("atan", np.arctan, 0.5001, [np.sqrt(2) - 1, 1.0, np.sqrt(2) + 1]),
+    # log1p of a cancellation-free argument, log(2|x|) from 2^12: within 2 ulp
+    ("asinh", np.arcsinh, 2.0, [4095.99, 4096.0, 4096.01])])
+def test_float32_odd_functions_are_accurate_over_the_whole_range(name, ref, max_ulp, checkpoints):
+    # subnormal inputs exact, the sign of -0.0 kept, the special values as NumPy's
     x = np.concatenate([np.geomspace(1e-45, 3e38, 200_001), np.linspace(0, 10, 200_001),
-                        [np.sqrt(2) - 1, 1.0, np.sqrt(2) + 1]])
+                        checkpoints])
     x = np.concatenate([x, -x])
-    got, want32, ulp = _float32_ulps("atan", np.arctan, x)
-    assert ulp.max() <= 0.5001, f"atan: {ulp.max():.4f} ulp"
+    got, want32, ulp = _float32_ulps(name, ref, x)
+    assert ulp.max() <= max_ulp, f"{name}: {ulp.max():.4f} ulp"
     tiny = np.abs(want32) < np.finfo(np.float32).tiny
     np.testing.assert_array_equal(got[tiny], want32[tiny])
-    _assert_same_as_rounded_float64("atan", np.arctan, [np.nan, np.inf, -np.inf, 0.0, -0.0])
-    assert np.signbit(dg.tensor([-0.0]).atan().numpy()[0])
-
-
-def test_float32_asinh_is_accurate_to_two_ulp_over_the_whole_range():
-    # log1p of a cancellation-free argument, log(2|x|) from 2^12: within 2 ulp, subnormal inputs
-    # exact, the sign of -0.0 kept, the special values as NumPy's
-    x = np.concatenate([np.geomspace(1e-45, 3e38, 200_001), np.linspace(0, 10, 100_001),
-                        [4095.99, 4096.0, 4096.01]])
-    x = np.concatenate([x, -x])
-    got, want32, ulp = _float32_ulps("asinh", np.arcsinh, x)
-    assert ulp.max() <= 2.0, f"asinh: {ulp.max():.2f} ulp"
-    tiny = np.abs(want32) < np.finfo(np.float32).tiny
-    np.testing.assert_array_equal(got[tiny], want32[tiny])
-    _assert_same_as_rounded_float64("asinh", np.arcsinh, [np.nan, np.inf, -np.inf, 0.0, -0.0])
-    assert np.signbit(dg.tensor([-0.0]).asinh().numpy()[0])
+    _assert_same_as_rounded_float64(name, ref, [np.nan, np.inf, -np.inf, 0.0, -0.0])
+    assert np.signbit(getattr(dg, name)(dg.tensor([-0.0])).numpy()[0])
 
 
 def test_float32_sin_gradient_is_cos():
