@@ -36,12 +36,8 @@ with _collection_paused():
 
     from . import nn, optim, serialization, utils
     from . import cuda
-    from .nn.functional import log_softmax, softmax  # (also Tensor methods, as PyTorch)
     from .serialization import load, save
     from ._warmup import warmup
     from .interop import from_dlpack  # (also gives Tensor its interop protocols)
-
-    Tensor.softmax = softmax
-    Tensor.log_softmax = log_softmax
 
 __version__ = "0.1.0"

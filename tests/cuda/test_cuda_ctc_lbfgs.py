@@ -18,7 +18,7 @@ import pytest
 
 import dynagrad as dg
 import dynagrad.nn.functional as F
-import dynagrad.nn.functional.loss as loss_module
+import dynagrad.ops.nn.loss as loss_module
 from dynagrad import optim
 from dynagrad.kernels.cuda.device_array import DeviceArray
 from dynagrad.tensor import Tensor

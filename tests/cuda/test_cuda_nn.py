@@ -18,7 +18,7 @@ import pytest
 import dynagrad as dg
 import dynagrad.nn as nn
 import dynagrad.nn.functional as F
-from dynagrad.nn.functional.rnn import recurrent
+from dynagrad.ops.nn.rnn import recurrent
 from dynagrad.tensor import Tensor
 
 from _branches import cuda_branch  # tests/cuda/_branches.py

@@ -7,7 +7,7 @@ import pytest
 import dynagrad as dg
 import dynagrad.nn.functional as F
 from dynagrad import nn
-from dynagrad.nn.functional.rnn import _apart
+from dynagrad.ops.nn.rnn import _apart
 
 torch = pytest.importorskip("torch")
 tnn = torch.nn

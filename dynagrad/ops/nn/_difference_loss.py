@@ -15,7 +15,7 @@ Example:
 from __future__ import annotations
 
 from ...kernels import cache as kernel_cache
-from ...ops.elementwise import Elementwise, compute, where
+from ..elementwise import Elementwise, compute, where
 from ...tensor import Tensor
 
 
