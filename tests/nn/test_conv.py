@@ -12,6 +12,11 @@ from dynagrad.ops.nn import conv as conv_ops
 
 torch = pytest.importorskip("torch")
 TF = torch.nn.functional
+
+# the registered ops these tests cover (tests/test_registry.py)
+TESTED_OPS = {"conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "unfold",
+              "fold"}
+
 # torch warns that it pads a copy for 'same' with even kernels; that is its business, not ours
 pytestmark = pytest.mark.filterwarnings("ignore:Using padding='same'")
 

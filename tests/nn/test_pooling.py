@@ -12,6 +12,10 @@ import dynagrad.nn.functional as F
 torch = pytest.importorskip("torch")
 TF = torch.nn.functional
 
+# the registered ops these tests cover (tests/test_registry.py)
+TESTED_OPS = {"max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
+              "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d"}
+
 
 def _check(name, shape, args=(), kwargs=None, dtype=np.float64, tol=1e-10, seed=0):
     kwargs = kwargs or {}

@@ -1,8 +1,9 @@
 """Which path an nn op takes, and its host tables on the device.
 
-``any_cuda`` picks an op's composed path (CUDA tensors); ``index_table`` puts a small int64 host
-table (window positions, taps) on a tensor's device once per distinct table. The general host /
-device helpers (``host_array``, ``like``) are ``ops.placement``'s.
+``composed`` picks an op's composed path (CUDA tensors, or any tensor inside
+``composed_on_cpu``); ``index_table`` puts a small int64 host table (window positions, taps) on a
+tensor's device once per distinct table. The general host / device helpers (``host_array``,
+``like``) are ``ops.placement``'s.
 
 Example:
     >>> import numpy as np, dynagrad as dg
@@ -11,6 +12,8 @@ Example:
 """
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from ...dtypes import int64
@@ -18,10 +21,35 @@ from ...kernels.buffers import move_array
 from ...tensor import Tensor, _wrap
 
 
-def any_cuda(*tensors) -> bool:
-    """Whether any of ``tensors`` (None allowed) is on a CUDA device: such a call takes the
-    composed path, whose ops also report a mix of devices clearly."""
-    return any(t is not None and t.is_cuda for t in tensors)
+# [True] while ``composed_on_cpu`` runs: every nn op then takes its composed path on CPU tensors
+_COMPOSED_ON_CPU = [False]
+
+
+def composed(*tensors) -> bool:
+    """Whether an nn op takes its composed path (ops instead of its fused CPU kernels): when any
+    of ``tensors`` (None allowed) is on a CUDA device, whose ops also report a mix of devices
+    clearly, or inside ``composed_on_cpu``."""
+    return _COMPOSED_ON_CPU[0] or any(t is not None and t.is_cuda for t in tensors)
+
+
+@contextlib.contextmanager
+def composed_on_cpu():
+    """Run the composed path of every nn op on CPU tensors, as CUDA tensors take it, so that it
+    can be checked against the fused CPU kernels in float64 (``tests/cuda/test_cuda_nn.py``).
+
+    Example:
+        >>> import dynagrad as dg
+        >>> from dynagrad.ops.nn.softmax import softmax
+        >>> with composed_on_cpu():
+        ...     softmax(dg.tensor([0.0, 0.0]), 0)
+        tensor([0.5000, 0.5000])
+    """
+    saved = _COMPOSED_ON_CPU[0]
+    _COMPOSED_ON_CPU[0] = True
+    try:
+        yield
+    finally:
+        _COMPOSED_ON_CPU[0] = saved
 
 
 _TABLES: dict = {}   # (device, dtype, shape, bytes) -> the table on that device

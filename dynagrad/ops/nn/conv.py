@@ -37,7 +37,7 @@ from ...kernels.cache import _memory, lookup
 from ...kernels.cpu.backend import type_name
 from ...tensor import Tensor, _wrap
 from ..registry import register
-from ._placement import any_cuda
+from ._placement import composed
 from .conv_composite import (conv_composite, conv_transpose_composite, fold_composite,
                              unfold_composite)
 
@@ -409,7 +409,7 @@ def _convnd(op: str, nsp: int, input, weight, bias, stride, padding, dilation, g
                            f"({' x '.join(map(str, eff))}). Kernel size can't be greater than "
                            "actual input size")
     out_sp = tuple((p - e) // s + 1 for p, e, s in zip(padded, eff, stride))
-    if any_cuda(x, w, bias):
+    if composed(x, w, bias):
         res = conv_composite(x, w, bias, stride, lo, hi, dilation, groups, out_sp)
         return res if batched else res.squeeze(0)
     geom = _Geom(k, stride, lo, dilation, out_sp)
@@ -512,7 +512,7 @@ def _conv_transposend(op: str, nsp: int, input, weight, bias, stride, padding, o
     if any(n <= 0 for n in out_sp):
         raise RuntimeError(f"{op}: Given input size per channel: {list(spatial)}, calculated "
                            f"output size per channel: {list(out_sp)}. Output size is too small")
-    if any_cuda(x, w, bias):
+    if composed(x, w, bias):
         res = conv_transpose_composite(x, w, bias, stride, padding, dilation, groups, out_sp)
         return res if batched else res.squeeze(0)
     # the adjoint convolution maps an output-shaped tensor onto the input's spatial size
@@ -626,7 +626,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
                            f"kernel_size={k}, dilation={d}, padding={p}, calculated shape of the "
                            f"array of sliding blocks as {nb}, but its components must be at least "
                            "one.")
-    if x.is_cuda:
+    if composed(x):
         res = unfold_composite(x, k, s, d, p, p, nb)
         return res if input.ndim == 4 else res.squeeze(0)
     geom = _Geom(k, s, p, d, nb)
@@ -667,7 +667,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Te
                            f"padding={p}, stride={s}, expected size of input's dimension 2 to "
                            f"match the calculated number of sliding blocks {nb[0]} * {nb[1]} = "
                            f"{nb[0] * nb[1]}, but got input.size(2)={x.shape[2]}.")
-    if x.is_cuda:
+    if composed(x):
         res = fold_composite(x, size, nb, k, s, d, p)
         return res if input.ndim == 3 else res.squeeze(0)
     geom = _Geom(k, s, p, d, nb)

@@ -24,7 +24,7 @@ from ...kernels.cpu.gemm.products import matmul_2d
 from ..linalg import matmul
 from ...tensor import Tensor, _wrap
 from ..registry import register
-from ._placement import any_cuda
+from ._placement import composed
 
 __all__ = ["linear"]
 
@@ -103,7 +103,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias``: input (*, in), weight (out, in), bias (out,) -> (*, out)."""
     _check_linear(input, weight, bias)
     dt = input.dtype
-    if any_cuda(input, weight, bias):
+    if composed(input, weight, bias):
         return linear_composite(input, weight, bias)
     if weight.ndim != 2 or not (dt is float32 or dt is float64) or (
             bias is not None and tuple(bias.shape) != (weight.shape[0],)):

@@ -32,6 +32,7 @@ from ..indexing import _gather, trust_range
 from ..movement import cat
 from ...tensor import Tensor, _wrap
 from ..registry import register
+from ._placement import composed
 from ._difference_loss import HUBER, SMOOTH_L1, SQUARED_ERROR
 from ..placement import host_array, like
 from .activation import logsigmoid
@@ -206,7 +207,7 @@ def gaussian_nll_loss(input, target, var, full: bool = False, eps: float = 1e-6,
             raise ValueError(f"gaussian_nll_loss: var is of incorrect size: expected {xs}, "
                              f"{xs[:-1]} or {xs[:-1] + (1,)} (got input {describe(x)}, "
                              f"var {describe(var)})")
-    negative = (var < 0).any() if var.is_cuda else (var._data < 0).any()
+    negative = (var < 0).any() if composed(var) else (var._data < 0).any()
     if bool(negative):
         raise ValueError("gaussian_nll_loss: var has negative entry/entries")
     # clamp for stability without changing the gradient (as PyTorch: clamped under no_grad)
@@ -248,7 +249,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     t = _tensor(target, "binary_cross_entropy", "target")
     _same_size("binary_cross_entropy", x, t)
     xd = x._data
-    if x.is_cuda:
+    if composed(x):
         out_of_range = bool(((x < 0) | (x > 1)).any())
     else:
         out_of_range = xd.size and bool(((xd < 0) | (xd > 1)).any())
@@ -423,7 +424,7 @@ def _ce_indices(x: Tensor, target: Tensor, weight, ignore_index: int, reduction:
     classes = x.shape[cdim]
     if x.dtype not in (dtypes.float32, dtypes.float64):
         raise TypeError(f"cross_entropy: expected a float32 or float64 input, got {describe(x)}")
-    if x.is_cuda:
+    if composed(x):
         return _ce_indices_device(x, cdim, target, weight, ignore_index, reduction, eps)
     t = _checked_targets("cross_entropy", target, classes, ignore_index)
     w = _class_weight("cross_entropy", weight, classes, x.dtype)
@@ -889,7 +890,7 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank: int = 0,
         raise IndexError(f"ctc_loss: target labels must be in [0, {C - 1}]")
     if not 0 <= blank < C:
         raise IndexError(f"ctc_loss: blank must be in [0, {C - 1}], got {blank}")
-    if lp.is_cuda:
+    if composed(lp):
         loss = _ctc_composite(lp, _extended_labels(tg, tl, blank), il, tl)
     else:
         loss = _CTC.apply(lp, tg, il, tl, blank)
@@ -908,7 +909,8 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank: int = 0,
 register("cross_entropy", cross_entropy, "nn", method=False, functional=False)
 register("nll_loss", nll_loss, "nn", method=False, functional=False)
 register("binary_cross_entropy", binary_cross_entropy, "nn", method=False, functional=False)
-register("binary_cross_entropy_with_logits", binary_cross_entropy_with_logits, "nn", method=False, functional=False)
+register("binary_cross_entropy_with_logits", binary_cross_entropy_with_logits, "nn", method=False,
+         functional=False)
 register("mse_loss", mse_loss, "nn", method=False, functional=False)
 register("huber_loss", huber_loss, "nn", method=False, functional=False)
 register("smooth_l1_loss", smooth_l1_loss, "nn", method=False, functional=False)

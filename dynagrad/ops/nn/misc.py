@@ -30,6 +30,7 @@ from ...kernels.cpu import backend as cpu
 from ...random import rand, repeated_uniform
 from ...tensor import Tensor, _wrap
 from ..registry import register
+from ._placement import composed
 from ..placement import host_array, like
 
 __all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d", "embedding", "pixel_shuffle",
@@ -45,7 +46,7 @@ def _check_p(p: float) -> None:
 
 def _masked(input: Tensor, p: float, mask_shape: tuple, inplace: bool) -> Tensor:
     """``input * keep / (1 - p)`` with ``keep ~ Bernoulli(1 - p)`` drawn in ``mask_shape``."""
-    if input.is_cuda:
+    if composed(input):
         mask = dropout_mask_composite(input, p, mask_shape)
         return input.mul_(mask) if inplace else input * mask
     cdt = input.dtype.compute
@@ -147,7 +148,7 @@ class EmbeddingBackward0(Node):
             g2 = g2.index_select(0, like(keep, g, dtypes.int64))
         if counts is not None:  # scale_grad_by_freq: divide by how often each row was used
             g2 = g2 / like(counts.reshape(-1, 1), g, g2.dtype)
-        if grad_mode.GRAD_ENABLED[0] or g.is_cuda:
+        if grad_mode.GRAD_ENABLED[0] or composed(g):
             # a scatter-add of ops: differentiable (create_graph) and on any device
             grad = zeros(self.table_shape, dtype=g.dtype, device=g.device)
             return (grad.index_add(0, like(idx, g, dtypes.int64), g2),)
@@ -189,7 +190,7 @@ def _renorm_rows(weight: Tensor, idx: np.ndarray, max_norm: float, norm_type: fl
     if big.any():
         scale = max_norm / (norms[big] + 1e-7)
         new_rows = (w[rows[big]] * scale[:, None]).astype(w.dtype)
-        if weight.is_cuda:  # the few changed rows go back to the device
+        if composed(weight):  # the few changed rows go back to the device
             with grad_mode.no_grad():
                 weight[like(rows[big], weight)] = like(new_rows, weight)
             return
@@ -225,7 +226,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
             raise ValueError(f"embedding(): Padding_idx must be within num_embeddings "
                              f"(got padding_idx={padding_idx}, num_embeddings={num})")
         padding_idx = padding_idx + num if padding_idx < 0 else padding_idx
-    if weight.is_cuda and max_norm is None and not scale_grad_by_freq:
+    if composed(weight) and max_norm is None and not scale_grad_by_freq:
         return _embedding_device(input, weight, padding_idx)
     idx = np.ascontiguousarray(host_array(input), dtype=np.int64).reshape(-1)
     if idx.size and (idx.min() < 0 or idx.max() >= num):
@@ -234,7 +235,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
                          f"[0, {num}) for weight {describe(weight)}")
     if max_norm is not None:
         _renorm_rows(weight, idx, max_norm, norm_type)
-    if weight.is_cuda:  # a gather of rows; the node below gives the gradient
+    if composed(weight):  # a gather of rows; the node below gives the gradient
         with grad_mode.no_grad():
             out = weight.index_select(0, like(idx, weight)).reshape(tuple(input.shape) + (dim,))
     else:

@@ -31,7 +31,7 @@ from ...kernels import cache
 from ...kernels.cpu.nn import norm as templates
 from ...tensor import Tensor, _wrap
 from ..registry import register
-from ._placement import any_cuda
+from ._placement import composed
 
 __all__ = ["batch_norm", "layer_norm", "group_norm", "instance_norm", "rms_norm"]
 
@@ -187,7 +187,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     if training and N * L <= 1:
         raise ValueError(f"Expected more than 1 value per channel when training, got input size "
                          f"{list(shape)}")
-    if any_cuda(input, running_mean, running_var, weight, bias):
+    if composed(input, running_mean, running_var, weight, bias):
         return batch_norm_composite(input, running_mean, running_var, weight, bias, training,
                                     momentum, eps)
     x3 = input.reshape(N, C, L)
@@ -341,7 +341,7 @@ def _layer_norm_rows(x2: Tensor, weight, bias, eps: float, groups: int = 1, spre
     column, ``weight``/``bias`` with ``K`` entries; or, with ``groups`` > 1 (group norm: row
     ``i`` is group ``i % groups`` of a sample), ``K / spread`` entries per group, each covering
     ``spread`` columns."""
-    if any_cuda(x2, weight, bias):
+    if composed(x2, weight, bias):
         return layer_norm_composite(x2, weight, bias, eps)
     M, K = x2._data.shape
     cdt = x2.dtype.compute
@@ -424,7 +424,7 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
                                f"the number of channels in input, but got {name} of shape "
                                f"{list(p.shape)} and input of shape {list(shape)}")
     rows = N * num_groups
-    if not any_cuda(input, weight, bias):  # one kernel each way, the affine included
+    if not composed(input, weight, bias):  # one kernel each way, the affine included
         return _layer_norm_rows(input.reshape(rows, -1), weight, bias, eps, num_groups,
                                 math.prod(shape[2:]), NativeGroupNormBackward0).reshape(shape)
     y = _layer_norm_rows(input.reshape(rows, -1), None, None, eps).reshape(shape)
@@ -468,7 +468,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
     # the running statistics are the batch average of the per-sample updates (as PyTorch)
     for buf, rep in ((running_mean, rm), (running_var, rv)):
         if buf is not None and use_input_stats:
-            if buf.is_cuda:
+            if composed(buf):
                 with grad_mode.no_grad():
                     buf.copy_(rep.reshape(N, C).mean(0).reshape(buf.shape))
                 continue
@@ -479,7 +479,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
 
 def _tiled(buf: Tensor, C: int, N: int) -> Tensor:
     """A new tensor holding the ``C`` values of ``buf`` repeated ``N`` times."""
-    if buf.is_cuda:
+    if composed(buf):
         with grad_mode.no_grad():
             return buf.reshape(C).repeat(N)
     return _wrap(np.tile(buf._data.reshape(C), N), buf.dtype)

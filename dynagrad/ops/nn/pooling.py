@@ -29,6 +29,7 @@ from ...errors import describe
 from ...kernels.cpu.backend import type_name
 from ...tensor import Tensor, _wrap
 from ..registry import register
+from ._placement import composed
 from .conv import _float_array, _kernel, _no_double_backward, _tuple
 from .conv_composite import avg_pool_composite, clamped_taps, max_pool_composite
 
@@ -98,7 +99,7 @@ def _planes(op: str, x, nsp: int):
                            f"but got {describe(x)}")
     h, w = (1,) + spatial if nsp == 1 else spatial
     b = int(np.prod(lead))
-    if x.is_cuda:
+    if composed(x):
         return x.reshape(b, h, w), lead
     return np.ascontiguousarray(x._data).reshape(b, h, w), lead
 
@@ -167,7 +168,7 @@ _MAX_NODES = {op: type(name, (MaxPoolBackward,), {}) for op, name in (
 def _max_pool(op: str, x, hs, hk, ws, wk, dh: int, dw: int, planes, lead, out_sp,
               return_indices: bool, pairs: bool = False):
     """``pairs``: every window is a whole 2x2 block at stride 2 (``max_pool_2x2`` applies)."""
-    if x.is_cuda:
+    if composed(x):
         res, idx = max_pool_composite(planes, clamped_taps(hs, hk, dh), clamped_taps(ws, wk, dw))
         res = res.reshape(lead + out_sp)
         return (res, idx.reshape(lead + out_sp)) if return_indices else res
@@ -275,7 +276,7 @@ _AVG_NODES = {op: type(name, (AvgPoolBackward,), {}) for op, name in (
 
 def _avg_pool(op: str, x, windows, planes, lead, out_sp) -> Tensor:
     hs, hk, ws, wk, scale = windows
-    if x.is_cuda:
+    if composed(x):
         return avg_pool_composite(planes, clamped_taps(hs, hk), hk, clamped_taps(ws, wk), wk,
                                   scale).reshape(lead + out_sp)
     out = np.empty((planes.shape[0], hs.shape[0], ws.shape[0]), planes.dtype)

@@ -33,7 +33,7 @@ from ...kernels.cache import _memory, lookup
 from ...kernels.cpu.gemm.products import matmul_2d, tile_gemm_kernel
 from ...tensor import Tensor, _wrap
 from ..registry import register
-from ._placement import any_cuda
+from ._placement import composed
 from .linear import column_sums
 from .rnn_composite import recurrent_composite
 
@@ -239,7 +239,7 @@ def check_dtypes(op: str, tensors: dict) -> None:
 def recurrent(mode: str, x: Tensor, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse: bool) -> tuple:
     """One direction of one layer on a checked (T, B, I) input; see ``_Recurrent`` (CUDA
     tensors: ``recurrent_composite``)."""
-    if any_cuda(x, h0, c0, w_ih, w_hh, b_ih, b_hh):
+    if composed(x, h0, c0, w_ih, w_hh, b_ih, b_hh):
         return recurrent_composite(mode, x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse)
     return _Recurrent.apply(mode, x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse)
 

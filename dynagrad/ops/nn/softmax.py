@@ -28,6 +28,7 @@ from ...shapes import wrap_dim
 from ...tensor import Tensor, _wrap
 from .._util import as_tensor_arg
 from ..registry import register
+from ._placement import composed
 
 __all__ = ["softmax", "log_softmax"]
 
@@ -144,7 +145,7 @@ def _softmax(input, dim, dtype, log: bool) -> Tensor:
     if dim is None:
         dim = softmax_dim(name, x.ndim)
     d = wrap_dim(dim, x.ndim, name)
-    if x.is_cuda:
+    if composed(x):
         return softmax_composite(x, d, log)
     shape = tuple(x.shape)
     rows = to_rows(x._data, d)
