@@ -29,7 +29,12 @@ def composed(*tensors) -> bool:
     """Whether an nn op takes its composed path (ops instead of its fused CPU kernels): when any
     of ``tensors`` (None allowed) is on a CUDA device, whose ops also report a mix of devices
     clearly, or inside ``composed_on_cpu``."""
-    return _COMPOSED_ON_CPU[0] or any(t is not None and t.is_cuda for t in tensors)
+    if _COMPOSED_ON_CPU[0]:
+        return True
+    for t in tensors:  # a loop, not any(...): this runs on every call of the hot nn ops
+        if t is not None and t.is_cuda:
+            return True
+    return False
 
 
 @contextlib.contextmanager
