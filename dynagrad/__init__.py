@@ -36,13 +36,9 @@ with _collection_paused():
 
     from . import nn, optim, serialization, utils
     from . import cuda
-    from .nn.functional import log_softmax, softmax  # (also Tensor methods, as PyTorch)
     from .serialization import load, save
     from ._warmup import warmup
     from .interop import from_dlpack  # (also gives Tensor its interop protocols)
 
-    from .ops.registry import tensor_method as _tensor_method
-    _tensor_method("softmax", softmax)
-    _tensor_method("log_softmax", log_softmax)
 
 __version__ = "0.1.0"

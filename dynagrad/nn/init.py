@@ -20,7 +20,7 @@ from .. import dtypes
 from ..autograd.grad_mode import no_grad
 from ..creation import empty
 from ..errors import describe
-from ..kernels.buffers import host
+from ..ops.placement import host_array
 from ..random import Generator
 from ..tensor import Tensor, _wrap
 
@@ -149,7 +149,7 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
     # drawn from the tensor's device's generator (the same stream on every device)
     u = empty(tuple(tensor.shape), dtype=dtypes.float64, device=tensor.device).uniform_(
         lo, hi, generator=generator)
-    z = _norm_ppf(np.clip(host(u._data), np.nextafter(0, 1), 1.0))
+    z = _norm_ppf(np.clip(host_array(u), np.nextafter(0, 1), 1.0))
     if flip:
         z = -z
     values = np.clip(mean + std * z, a, b)
@@ -271,8 +271,8 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Generator | None =
         return tensor
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
-    flat = host(empty(rows, cols, dtype=tensor.dtype, device=tensor.device).normal_(
-        0.0, 1.0, generator=generator)._data)
+    flat = host_array(empty(rows, cols, dtype=tensor.dtype, device=tensor.device).normal_(
+        0.0, 1.0, generator=generator))
     if rows < cols:
         flat = flat.T
     q, r = np.linalg.qr(flat)

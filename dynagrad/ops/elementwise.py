@@ -1081,3 +1081,130 @@ for _alias, _target in (("multiply", "mul"), ("subtract", "sub"), ("divide", "di
     _info = REGISTRY[_target]
     register(_alias, _info.fn, "alias", inplace=getattr(Tensor, _target + "_", None))
     _g[_alias] = _info.fn
+
+# --- activations ----------------------------------------------------------------------------
+# torch.nn.functional's pointwise activations, each a pair of rows: the forward kernel and one
+# fused kernel for the input gradient (``grad * f'(x)``), so a backward step is one kernel, not
+# a chain of small ops. The gradient kernel is itself an op (``<name>_backward``) whose
+# derivative is written with dynagrad ops, so double backward works. Their public functions,
+# with PyTorch's parameters and checks, are ``ops.nn.activation``'s.
+#
+# name: (forward, an expression of ``x``; gradient, of ``x`` and the output gradient ``g``;
+#        second(gg, x, g, p), the gradient of ``g * f'(x)`` with respect to ``x`` in dynagrad
+#        ops, None when ``f`` is piecewise linear (``f'' = 0``); the kernels' scalar parameters)
+
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_TANH_ARG = "(0.7978845608028654 * (x + 0.044715 * x * x * x))"
+# softplus(x) as in torch's mish. Expressions call scalarlib's vectorizable float32 forms
+# (fexp, flog1p, ftanh, ...), each at most once: two inlined copies of one in a kernel trip a
+# Numba IR warning, so gradients that need one twice have a scalarlib function of their own.
+_SP = "(x if x > 20.0 else flog1p(fexp(x)))"
+
+
+def _only_where(cond, value):
+    return where(cond, value, 0.0)
+
+
+def _gelu_second(gg, x, g, p):
+    phi = (x * x * -0.5).exp() * _INV_SQRT_2PI
+    return gg * g * phi * (2.0 - x * x)
+
+
+def _gelu_tanh_second(gg, x, g, p):
+    t = ((x + x * x * x * 0.044715) * 0.7978845608028654).tanh()
+    du = (x * x * 0.134145 + 1.0) * 0.7978845608028654
+    ddu = x * (0.7978845608028654 * 6.0 * 0.044715)
+    return gg * g * (1.0 - t * t) * (du - x * t * du * du + x * ddu * 0.5)
+
+
+def _silu_second(gg, x, g, p):
+    s = x.sigmoid()
+    return gg * g * s * (1.0 - s) * (2.0 + x * (1.0 - 2.0 * s))
+
+
+def _mish_second(gg, x, g, p):
+    s = x.sigmoid()
+    t = compute(OPS["softplus"], (x,), {"beta": 1.0, "threshold": 20.0}).tanh()
+    return gg * g * (1.0 - t * t) * s * (2.0 + x * (1.0 - s) - 2.0 * x * s * t)
+
+
+def _softplus_second(gg, x, g, p):
+    beta, th = p["beta"], p["threshold"]
+    s = (x * beta).sigmoid()
+    return _only_where(x * beta <= th, gg * g * s * (1.0 - s) * beta)
+
+
+def _elu_second(gg, x, g, p):
+    a, sc, isc = p["alpha"], p["scale"], p["input_scale"]
+    return _only_where(x <= 0, gg * g * (x * isc).exp() * (a * sc * isc * isc))
+
+
+def _hardswish_second(gg, x, g, p):
+    return _only_where(logical_and(x > -3.0, x < 3.0), gg * g / 3.0)
+
+
+def _softsign_second(gg, x, g, p):
+    d = x.abs() + 1.0
+    return gg * g * x.sign() * -2.0 / (d * d * d)
+
+
+def _logsigmoid_second(gg, x, g, p):
+    s = x.sigmoid()
+    return -(gg * g * s * (1.0 - s))
+
+
+_ACTIVATIONS = {
+    "gelu": ("fgelu(x)", "fgelu_grad(x, g)", _gelu_second, ()),
+    "gelu_tanh": (f"0.5 * x * (1.0 + ftanh({_TANH_ARG}))", "fgelu_tanh_grad(x, g)",
+                  _gelu_tanh_second, ()),
+    "silu": ("x * fsigmoid(x)", "fsilu_grad(x, g)", _silu_second, ()),
+    "mish": (f"x * ftanh({_SP})", "fmish_grad(x, g)", _mish_second, ()),
+    "softplus": ("x if x * beta > threshold else flog1p(fexp(x * beta)) / beta",
+                 "g if x * beta > threshold else g * fsigmoid(x * beta)", _softplus_second,
+                 ("beta", "threshold")),
+    "elu": ("x * scale if x > 0 else alpha * scale * fexpm1(x * input_scale)",
+            "g * scale if x > 0 else g * alpha * scale * input_scale * fexp(x * input_scale)",
+            _elu_second, ("alpha", "scale", "input_scale")),
+    "leaky_relu": ("x if x > 0 else x * negative_slope", "g if x > 0 else g * negative_slope",
+                   None, ("negative_slope",)),
+    "hardtanh": ("min_val if x < min_val else (max_val if x > max_val else x)",
+                 "g if (x > min_val and x < max_val) else 0.0", None, ("min_val", "max_val")),
+    "hardsigmoid": ("0.0 if x <= -3.0 else (1.0 if x >= 3.0 else x / 6.0 + 0.5)",
+                    "g / 6.0 if (x > -3.0 and x < 3.0) else 0.0", None, ()),
+    "hardswish": ("0.0 if x <= -3.0 else (x if x >= 3.0 else x * (x + 3.0) / 6.0)",
+                  "0.0 if x <= -3.0 else (g * (x / 3.0 + 0.5) if x < 3.0 else g)",
+                  _hardswish_second, ()),
+    "softsign": ("x / (1.0 + abs(x))", "g / ((1.0 + abs(x)) * (1.0 + abs(x)))",
+                 _softsign_second, ()),
+    "softshrink": ("x - lambd if x > lambd else (x + lambd if x < -lambd else 0.0 * x)",
+                   "g if (x > lambd or x < -lambd) else 0.0", None, ("lambd",)),
+    "hardshrink": ("x if (x > lambd or x < -lambd) else 0.0 * x",
+                   "g if (x > lambd or x < -lambd) else 0.0", None, ("lambd",)),
+    "threshold": ("value if x <= threshold else x", "0.0 if x <= threshold else g", None,
+                  ("threshold", "value")),
+    "logsigmoid": ("min(x, 0.0) - flog1p(fexp(-abs(x)))", "g * (1.0 - fsigmoid(x))",
+                   _logsigmoid_second, ()),
+}
+
+
+def _define_activation(name, fwd, bwd, second, params):
+    """``OPS[name]`` and its fused gradient ``OPS[name + "_backward"]`` (operands ``x``, ``g``;
+    the kernel names its operands x, y in order)."""
+    def grad(g, x, out, **p):  # the fused kernel: ``g * f'(x)``
+        if not p and g.dtype is x.dtype:
+            return fast_binary(backward, x, g)
+        return compute(backward, (x, g), p)
+
+    def grad_x(gg, x, g, out, **p):
+        return x * 0.0 if second is None else second(gg, x, g, p)
+
+    def grad_g(gg, x, g, out, **p):
+        return grad(gg, x, out, **p)
+
+    backward = _define(name + "_backward", {"f": re.sub(r"\bg\b", "y", bwd)}, "promote",
+                       (grad_x, grad_g), (0, 1), params)
+    _define(name, {"f": fwd}, "promote", (grad,), (0,), params)
+
+
+for _name, _row in _ACTIVATIONS.items():
+    _define_activation(_name, *_row)

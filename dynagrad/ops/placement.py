@@ -1,17 +1,28 @@
-"""Tensors and devices: the device an op's tensors share, and moving a tensor between devices
-(the buffer-level helpers are ``kernels.buffers``).
+"""Tensors and devices: the device an op's tensors share, moving a tensor between devices, and
+host values next to device tensors (the buffer-level helpers are ``kernels.buffers``).
+
+Several ops compute small index or weight tables on the host with NumPy (pooling windows, class
+weights per target, interpolation indices) and read small tensors back to check them (class
+targets, embedding indices). ``like`` puts such a table on a tensor's device (no copy on the CPU);
+``host_array`` reads a tensor's values on the host (no copy on the CPU).
 
 Example:
     >>> import dynagrad as dg
     >>> x = dg.ones(2, requires_grad=True)
     >>> x.to("cpu") is x
     True
+    >>> import numpy as np
+    >>> like(np.arange(3), x).tolist()
+    [0, 1, 2]
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..device import CPU, as_device
+from ..dtypes import from_numpy_dtype
 from ..errors import describe
-from ..kernels.buffers import device_index, move_array
+from ..kernels.buffers import device_index, host, move_array
 from ..tensor import Tensor, _wrap
 
 
@@ -44,3 +55,20 @@ def to_device(t: Tensor, device, copy: bool = False) -> Tensor:
         from .movement import _attach, _to_back
         _attach("ToCopyBackward0", t, out, _to_back, src_dtype=t.dtype, src_device=t.device)
     return out
+
+
+def host_array(t: Tensor) -> np.ndarray:
+    """``t``'s values as a NumPy array: its own buffer on the CPU, a host copy of a CUDA one."""
+    return host(t._data)
+
+
+def like(arr: np.ndarray, ref: Tensor, dtype=None) -> Tensor:
+    """The host array ``arr`` as a tensor on ``ref``'s device (cast to ``dtype`` when given)."""
+    arr = np.asarray(arr)  # arithmetic on a 0-d array gives a NumPy scalar
+    if dtype is not None and arr.dtype != dtype.np:
+        arr = arr.astype(dtype.np)
+    dt = dtype or from_numpy_dtype(arr.dtype)
+    data = ref._data
+    if type(data) is np.ndarray:
+        return _wrap(arr, dt)
+    return _wrap(move_array(arr, data.device_index), dt)

@@ -1,8 +1,8 @@
 """CTC loss and L-BFGS on CUDA, computed on the device.
 
 * CTC: CUDA tensors take ``_ctc_composite`` (the alpha recursion written with dynagrad ops;
-  autograd gives the gradient). Checked three ways: the composite on CPU tensors in float64 (its
-  ``is_cuda`` branch forced) against the fused float64 NumPy forward-backward to 1e-10; losses
+  autograd gives the gradient). Checked three ways: the composite on CPU tensors in float64 (inside
+  ``ops.nn.composed_on_cpu``) against the fused float64 NumPy forward-backward to 1e-10; losses
   against a brute-force sum over every alignment; and on the CUDA device in float32 against the
   CPU, losses and gradients.
 * L-BFGS: CUDA parameters keep the flat vectors and the history on the device; the steps, the
@@ -18,12 +18,11 @@ import pytest
 
 import dynagrad as dg
 import dynagrad.nn.functional as F
-import dynagrad.nn.functional.loss as loss_module
+import dynagrad.ops.nn.loss as loss_module
 from dynagrad import optim
 from dynagrad.kernels.cuda.device_array import DeviceArray
+from dynagrad.ops.nn import composed_on_cpu
 from dynagrad.tensor import Tensor
-
-from _branches import cuda_branch  # tests/cuda/_branches.py
 
 RNG = np.random.default_rng(0)
 
@@ -36,7 +35,7 @@ def ctc_run(lp, targets, in_len, tg_len, device=None, composite=False, through_s
             **kw):
     """Loss and the gradient of a weighted sum of it with respect to ``lp`` (the leaf)."""
     x = dg.tensor(lp, device=device, requires_grad=True)
-    with cuda_branch() if composite else contextlib.nullcontext():
+    with composed_on_cpu() if composite else contextlib.nullcontext():
         inp = x.log_softmax(-1) if through_softmax else x
         loss = F.ctc_loss(inp, targets, in_len, tg_len, **kw)
         weights = np.arange(1, loss.numel() + 1, dtype=lp.dtype).reshape(tuple(loss.shape))

@@ -3,9 +3,10 @@
 CUDA tensors take the decompositions written next to each fused CPU kernel (``softmax_composite``,
 ``conv_composite``, ``recurrent_composite``, ...). Two kinds of checks:
 
-* ``test_composite_matches_fused``: each decomposition runs on CPU tensors (every ``is_cuda`` branch
-  forced on while the data stays in NumPy) in float64 and must equal the fused CPU path, outputs
-  and gradients, to 1e-10. Cheap, and it covers every case in ``CASES``.
+* ``test_composite_matches_fused``: each decomposition runs on CPU tensors (inside
+  ``ops.nn.composed_on_cpu``: every nn op takes its composed path while the data stays in NumPy)
+  in float64 and must equal the fused CPU path, outputs and gradients, to 1e-10. Cheap, and it
+  covers every case in ``CASES``.
 * ``test_cuda_matches_cpu`` and the module tests: the same calls on a CUDA device (Numba's simulator
   here, so shapes are tiny) in float32 against the CPU.
 """
@@ -18,10 +19,9 @@ import pytest
 import dynagrad as dg
 import dynagrad.nn as nn
 import dynagrad.nn.functional as F
-from dynagrad.nn.functional.rnn import recurrent
+from dynagrad.ops.nn.rnn import recurrent
+from dynagrad.ops.nn import composed_on_cpu
 from dynagrad.tensor import Tensor
-
-from _branches import cuda_branch  # tests/cuda/_branches.py
 
 RNG = np.random.default_rng(0)
 
@@ -68,7 +68,7 @@ def evaluate(fn, arrays, device=None, dtype=np.float64, composite=False):
     """``(outputs, input gradients)`` on the CPU after ``fn`` and a backward pass of a fixed
     random weighting of its float outputs."""
     tensors = _tensors(arrays, device, dtype)
-    with cuda_branch() if composite else contextlib.nullcontext():
+    with composed_on_cpu() if composite else contextlib.nullcontext():
         outs = fn(*tensors)
         outs = outs if isinstance(outs, tuple) else (outs,)
         terms = [(o * _upstream(o)).sum() for o in outs if o.requires_grad]

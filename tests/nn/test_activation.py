@@ -13,6 +13,11 @@ from dynagrad.kernels.cpu.backend import PARALLEL_MIN_ELEMENTS
 torch = pytest.importorskip("torch")
 TF = torch.nn.functional
 
+# the registered ops these tests cover (tests/test_registry.py)
+TESTED_OPS = {"leaky_relu", "elu", "selu", "celu", "gelu", "silu", "mish", "hardtanh",
+              "hardsigmoid", "hardswish", "softplus", "softsign", "softshrink", "hardshrink",
+              "threshold", "logsigmoid", "softmax", "log_softmax"}
+
 RNG = np.random.default_rng(0)
 X = RNG.standard_normal((3, 5)) * 3
 X[0, :3] = [0.0, 3.0, -3.0]  # kinks of the piecewise activations

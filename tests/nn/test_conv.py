@@ -8,9 +8,15 @@ import pytest
 import dynagrad as dg
 import dynagrad.nn as nn
 import dynagrad.nn.functional as F
+from dynagrad.ops.nn import conv as conv_ops
 
 torch = pytest.importorskip("torch")
 TF = torch.nn.functional
+
+# the registered ops these tests cover (tests/test_registry.py)
+TESTED_OPS = {"conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "unfold",
+              "fold"}
+
 # torch warns that it pads a copy for 'same' with even kernels; that is its business, not ours
 pytestmark = pytest.mark.filterwarnings("ignore:Using padding='same'")
 
@@ -160,7 +166,7 @@ def test_empty_batch(name, shapes, kwargs, dtype):
 
 def test_conv_many_samples_cross_chunks():
     # more samples than fit one im2col chunk: the per-chunk loops must cover every sample
-    big_chunk = F.conv.CHUNK_BYTES // (8 * 4 * 9 * 36) + 3
+    big_chunk = conv_ops.CHUNK_BYTES // (8 * 4 * 9 * 36) + 3
     _check("conv2d", [(big_chunk, 4, 8, 8), (5, 4, 3, 3), (5,)], dict(groups=1), np.float64)
 
 
@@ -168,8 +174,8 @@ def test_conv_many_samples_cross_chunks():
 def test_weight_gradient_from_kept_or_recomputed_columns(monkeypatch, keep_bytes):
     # small batches keep the forward's im2col columns for the weight gradient, large ones
     # recompute them chunk by chunk: both must give PyTorch's gradients, across chunks too
-    monkeypatch.setattr(F.conv, "KEEP_COLS_BYTES", keep_bytes)
-    big_chunk = F.conv.CHUNK_BYTES // (8 * 4 * 9 * 36) + 3
+    monkeypatch.setattr(conv_ops, "KEEP_COLS_BYTES", keep_bytes)
+    big_chunk = conv_ops.CHUNK_BYTES // (8 * 4 * 9 * 36) + 3
     _check("conv2d", [(big_chunk, 4, 8, 8), (5, 4, 3, 3), (5,)], dict(padding=1))
     _check("conv2d", [(2, 4, 7, 6), (6, 2, 3, 2), (6,)],
            dict(stride=(2, 1), padding=(1, 2), dilation=(1, 2), groups=2))
@@ -179,7 +185,7 @@ def test_weight_gradient_from_kept_or_recomputed_columns(monkeypatch, keep_bytes
 @pytest.mark.parametrize("groups", [1, 2])
 def test_one_sample_chunks_in_float32(monkeypatch, groups):
     # a large sample fills a chunk alone: one product per group, no batch to sum
-    monkeypatch.setattr(F.conv, "CHUNK_BYTES", 1)
+    monkeypatch.setattr(conv_ops, "CHUNK_BYTES", 1)
     _check("conv2d", [(3, 32, 12, 12), (64, 32 // groups, 3, 3), (64,)],
            dict(padding=1, groups=groups), np.float32, 1e-4, 1e-4)
 

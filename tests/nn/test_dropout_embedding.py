@@ -10,6 +10,10 @@ import dynagrad.nn.functional as F
 from dynagrad import nn
 
 torch = pytest.importorskip("torch")
+
+# the registered ops these tests cover (tests/test_registry.py)
+TESTED_OPS = {"dropout", "dropout1d", "dropout2d", "dropout3d", "embedding"}
+
 tnn = torch.nn
 TF = torch.nn.functional
 
@@ -78,6 +82,22 @@ def test_dropout2d_drops_whole_channels():
     y.sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), np.broadcast_to(
         (~dropped)[:, :, None, None] * 2.0, xv.shape))
+
+
+@pytest.mark.parametrize("fn, shape", [(F.dropout1d, (6, 12, 5)), (F.dropout3d, (3, 12, 2, 2, 3))])
+def test_dropout1d_3d_drop_whole_channels(fn, shape):
+    dg.manual_seed(5)
+    x = dg.randn(*shape, requires_grad=True)
+    y = fn(x, 0.5)
+    yv, xv = y.detach().numpy(), x.detach().numpy()
+    spatial = tuple(range(2, len(shape)))
+    dropped = (yv == 0).all(axis=spatial)
+    np.testing.assert_allclose(yv[~dropped], 2 * xv[~dropped], rtol=1e-6)
+    assert dropped.any() and not dropped.all()
+    y.sum().backward()
+    mask = (~dropped).reshape(dropped.shape + (1,) * len(spatial))
+    np.testing.assert_allclose(x.grad.numpy(), np.broadcast_to(mask * 2.0, xv.shape))
+    assert fn(x, 0.5, training=False) is x
 
 
 def test_dropout2d_3d_input_warns_channelwise():

@@ -9,6 +9,10 @@ from dynagrad import nn
 from dynagrad.nn.functional.linear import bilinear, linear
 
 torch = pytest.importorskip("torch")
+
+# the registered ops these tests cover (tests/test_registry.py)
+TESTED_OPS = {"linear"}
+
 tnn = torch.nn
 
 RNG = np.random.default_rng(7)

@@ -13,6 +13,11 @@ import dynagrad.nn.functional as F
 torch = pytest.importorskip("torch")
 TF = torch.nn.functional
 
+# the registered ops these tests cover (tests/test_registry.py)
+TESTED_OPS = {"cross_entropy", "nll_loss", "binary_cross_entropy",
+              "binary_cross_entropy_with_logits", "mse_loss", "huber_loss", "smooth_l1_loss",
+              "ctc_loss"}
+
 RNG = np.random.default_rng(0)
 X = RNG.standard_normal((4, 5))
 T = RNG.standard_normal((4, 5))

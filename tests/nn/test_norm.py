@@ -8,6 +8,10 @@ import dynagrad.nn.functional as F
 from dynagrad import nn
 
 torch = pytest.importorskip("torch")
+
+# the registered ops these tests cover (tests/test_registry.py)
+TESTED_OPS = {"batch_norm", "layer_norm", "group_norm", "instance_norm", "rms_norm"}
+
 tnn = torch.nn
 TF = torch.nn.functional
 

@@ -12,6 +12,10 @@ import dynagrad.nn.functional as F
 torch = pytest.importorskip("torch")
 TF = torch.nn.functional
 
+# the registered ops these tests cover (tests/test_registry.py)
+TESTED_OPS = {"max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
+              "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d"}
+
 
 def _check(name, shape, args=(), kwargs=None, dtype=np.float64, tol=1e-10, seed=0):
     kwargs = kwargs or {}
@@ -252,7 +256,7 @@ def test_module_return_indices():
 def test_max_pools_split_across_cores_match_torch(monkeypatch, kwargs):
     # large pools run their planes in slices (each slice zeroes and fills its own gradient rows):
     # the 2x2 and the general kernel, forward, indices and backward must match PyTorch's
-    from dynagrad.nn.functional import pooling
+    from dynagrad.ops.nn import pooling
     monkeypatch.setattr(pooling, "SPLIT_MIN_ELEMENTS", 0)
     _check("max_pool2d", (5, 3, 8, 9), (), kwargs)
     _check("max_pool2d", (2, 4, 7, 6), (), kwargs, dtype=np.float32, tol=1e-6)

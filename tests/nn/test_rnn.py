@@ -7,9 +7,13 @@ import pytest
 import dynagrad as dg
 import dynagrad.nn.functional as F
 from dynagrad import nn
-from dynagrad.nn.functional.rnn import _apart
+from dynagrad.ops.nn.rnn import _apart
 
 torch = pytest.importorskip("torch")
+
+# the registered ops these tests cover (tests/test_registry.py)
+TESTED_OPS = {"rnn_tanh_cell", "rnn_relu_cell", "lstm_cell", "gru_cell"}
+
 tnn = torch.nn
 
 RNG = np.random.default_rng(11)

@@ -8,6 +8,7 @@ Example:
 """
 from __future__ import annotations
 
+from ...ops.nn.loss import _legacy_reduction
 from ..functional import loss as F
 from ..module import Module
 
@@ -21,7 +22,7 @@ __all__ = ["L1Loss", "MSELoss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWi
 class _Loss(Module):
     def __init__(self, size_average=None, reduce=None, reduction: str = "mean") -> None:
         super().__init__()
-        self.reduction = F._legacy_reduction(size_average, reduce, reduction)
+        self.reduction = _legacy_reduction(size_average, reduce, reduction)
 
 
 class _WeightedLoss(_Loss):

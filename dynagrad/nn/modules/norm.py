@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from ... import dtypes
 from ...creation import empty, ones, tensor, zeros
+from ...ops.nn.norm import _normalized_shape
 from ...tensor import Tensor
 from .. import init
 from ..functional import norm as F
@@ -218,7 +219,7 @@ class LayerNorm(Module):
     def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True,
                  bias: bool = True, device=None, dtype=None) -> None:
         super().__init__()
-        self.normalized_shape = F._normalized_shape(normalized_shape)
+        self.normalized_shape = _normalized_shape(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
         _register_affine(self, self.normalized_shape, elementwise_affine, bias, dtype, device)
@@ -281,7 +282,7 @@ class RMSNorm(Module):
     def __init__(self, normalized_shape, eps: float | None = None,
                  elementwise_affine: bool = True, device=None, dtype=None) -> None:
         super().__init__()
-        self.normalized_shape = F._normalized_shape(normalized_shape)
+        self.normalized_shape = _normalized_shape(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
         if elementwise_affine:

@@ -23,7 +23,7 @@ from ...errors import describe
 from ...ops.movement import cat, stack
 from ...tensor import Tensor
 from ..functional.misc import dropout
-from ..functional.rnn import GATES, _cell, check_dtypes, recurrent
+from ...ops.nn.rnn import GATES, _cell, check_dtypes, recurrent
 from ..module import Module
 from ..parameter import Parameter
 

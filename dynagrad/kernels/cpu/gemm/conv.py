@@ -1,6 +1,6 @@
 """Kernel template: a float32 convolution's forward and backward passes on register tiles.
 
-The im2col engine (``nn/functional/conv.py``) hands each sample's columns to one OpenBLAS GEMM,
+The im2col engine (``ops/nn/conv.py``) hands each sample's columns to one OpenBLAS GEMM,
 ``weight (O, C*taps) @ cols (C*taps, L)``, which for a convolution's few output channels runs far
 below its peak: OpenBLAS packs both operands for every call (LeNet-5's ``(16, 150) @ (150, 100)``
 is too small to repay it). This module's two kernels instead run each sample's products on

@@ -24,11 +24,12 @@ import math
 import numpy as np
 
 from ...creation import zeros
-from ...ops.elementwise import where
-from ...ops.linalg import matmul
-from ...ops.movement import pad
+from ..elementwise import where
+from ..linalg import matmul
+from ..movement import pad
 from ...tensor import Tensor
-from ._placement import index_table, like
+from ..placement import like
+from ._placement import index_table
 
 
 # --- windows ------------------------------------------------------------------------------------

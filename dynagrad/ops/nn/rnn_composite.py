@@ -15,8 +15,8 @@ Example:
 from __future__ import annotations
 
 from ...creation import zeros
-from ...ops.linalg import matmul
-from ...ops.movement import stack
+from ..linalg import matmul
+from ..movement import stack
 from ...tensor import Tensor
 
 

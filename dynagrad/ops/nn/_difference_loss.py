@@ -8,14 +8,14 @@ negated input gradient, the second derivative ``f''(d)`` serves double backward.
 
 Example:
     >>> import dynagrad as dg
-    >>> from dynagrad.nn.functional._difference_loss import SQUARED_ERROR
+    >>> from dynagrad.ops.nn._difference_loss import SQUARED_ERROR
     >>> SQUARED_ERROR(dg.tensor([1.0, 2.0]), dg.tensor([1.0, 4.0]))
     tensor([0., 4.])
 """
 from __future__ import annotations
 
 from ...kernels import cache as kernel_cache
-from ...ops.elementwise import Elementwise, compute, where
+from ..elementwise import Elementwise, compute, where
 from ...tensor import Tensor
 
 
