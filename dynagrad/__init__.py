@@ -11,7 +11,7 @@ Example:
 from ._runtime import configure as _configure
 from ._runtime.gc import collection_paused as _collection_paused
 
-# the import's objects mostly live on: collecting while they appear cost ~7% of it (see _runtime.gc)
+# the import's objects mostly live on: collecting while they appear only slows it (see _runtime.gc)
 with _collection_paused():
     _configure()  # first, before Numba starts: CPU target, thread layer, malloc (see _runtime)
     from . import autograd, dtypes, kernels, testing

@@ -47,11 +47,11 @@ __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
 # buffer (about this many bytes) stays in the L2 cache between im2col, GEMM and col2im.
 CHUNK_BYTES = 1 << 20
 # A forward pass whose whole batch of columns is at most this big keeps them for the weight
-# gradient instead of recomputing them in backward (LeNet-5's two convolutions: 5 and 3.8 MB,
-# about 0.8 ms of a 7 ms step); larger ones recompute, so a deep net's memory stays bounded.
+# gradient instead of recomputing them in backward (LeNet-5's two convolutions fit, and their
+# im2col is a real share of its step); larger ones recompute, so a deep net's memory stays bounded.
 KEEP_COLS_BYTES = 8 << 20
 # A convolution with at least this many multiply-adds splits its batch across the cores
-# (``run_split``): the MNIST CNN's second one (680M) went from 72 to 61 ms per step. Smaller ones
+# (``run_split``): the MNIST CNN's second one (680M) gains from it. Smaller ones
 # run as one slice: LeNet-5's (15M) lost more to waking BLAS's worker than the split saved.
 SPLIT_MIN_MACS = 1 << 25
 
@@ -139,12 +139,8 @@ class _Geom:
 
 
 # float32 convolutions on AVX-512 run forward and backward on register tiles
-# (``kernels/conv_tiles.py``), im2col and col2im fused in. Against this engine's per-sample
-# OpenBLAS products (one thread each, back to back, AMD EPYC), forward: LeNet-5's two
-# convolutions over a batch of 64 529 -> 154 and 650 -> 206 us, the MNIST CNN's 633 -> 159 us
-# and 8.4 -> 4.4 ms, VGG-like layers (8 samples, 64-512 channels, 3 x 3) 1.6-1.8x faster, a
-# 3-channel 224 x 224 input 16.7 -> 15.5 ms; backward (all gradients): 624 -> 307, 1125 -> 572,
-# 771 -> 406 us and 16.5 -> 8.9 ms.
+# (``kernels/conv_tiles.py``), im2col and col2im fused in: they beat this engine's per-sample
+# OpenBLAS products on every net measured, forward and backward.
 _NO_BIAS = np.empty(0, np.float32)
 _NO_COLS = np.empty((0, 0, 0), np.float32)
 _NO_INPUT = np.empty((0,) * 5, np.float32)
@@ -251,7 +247,7 @@ def _backward(x5, g3: np.ndarray, w3: np.ndarray, geom: _Geom, in_shape: tuple,
             m = min(hi, n0 + nc) - n0
             flat = ws[:m * rows * L].reshape(m, rows, L)
             gout = g3[n0:n0 + m].reshape(m, g, og, L)
-            if want_bias:  # a product with ones: BLAS, 1.5-3x faster than NumPy's sum
+            if want_bias:  # a product with ones: BLAS beats NumPy's sum
                 gb += (g3[n0:n0 + m] @ ones).sum(0)
             if want_weight:
                 if kept is None:
@@ -260,9 +256,8 @@ def _backward(x5, g3: np.ndarray, w3: np.ndarray, geom: _Geom, in_shape: tuple,
                 else:
                     cols = kept[n0:n0 + m].reshape(m, g, cgk, L)
                 # columns @ gradient^T, the weight gradient transposed: OpenBLAS runs these
-                # per-sample products up to 2x faster than gradient @ columns^T (LeNet-5's second
-                # convolution 1.5 -> 0.76 ms; 0.63-0.98x on VGG/MNIST-CNN shapes, 1.05x on LeNet's
-                # first, tiny one)
+                # per-sample products faster than gradient @ columns^T on most shapes (about as
+                # fast on a tiny one such as LeNet's first)
                 if m == 1:   # one GEMM per group, no (m, G, Cg*taps, Og) temporary to sum
                     gwt += np.matmul(cols[0], gout[0].transpose(0, 2, 1))
                 else:

@@ -51,9 +51,9 @@ def _kernel(kind: str, dtype: str):
 def _state_product(b: np.ndarray) -> tuple:
     """``(b_ready, product)`` for the state products ``out = a @ b`` of every time step:
     ``product(a, b_ready, out)``. float32 runs on register tiles with ``b`` packed once
-    (``kernels/tile_gemm.py``; B = 20, H = 200, against OpenBLAS: 51-57 -> 23 us forward,
-    63-66 -> 31-33 us backward), anything else on NumPy's BLAS with ``b`` made contiguous (BLAS
-    is ~1.7x faster on ``W_hh.T`` copied than on the transposed view)."""
+    (``kernels/tile_gemm.py``, faster than OpenBLAS on these small products), anything else on
+    NumPy's BLAS with ``b`` made contiguous (BLAS is faster on ``W_hh.T`` copied than on the
+    transposed view)."""
     if b.dtype == np.float32 and gemm_tile.AVAILABLE:
         return tile_gemm.pack(b), tile_gemm_kernel()
     return np.ascontiguousarray(b), _numpy_product
@@ -74,7 +74,7 @@ def _apart(dtype, gap: int, *shapes: tuple) -> list:
     The step kernels are vectorized behind LLVM's run-time test that the arrays a loop writes
     do not overlap those it reads, and that test is about one gate block (H elements) too
     cautious: two arrays that malloc had placed end to end failed it, and the step ran its
-    scalar loop, 3x slower (LSTM, B=20, H=200: 15 -> 45 us). ``LSTMCell`` called in a Python
+    scalar loop, several times slower. ``LSTMCell`` called in a Python
     loop, whose small buffers malloc lays out one after another, hit it in several of every 20
     steps. A gap of one row of gates (``gap`` = G*H) around every array the kernels write or this
     layer reads keeps each test passing, whatever malloc does.

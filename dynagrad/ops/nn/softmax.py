@@ -53,10 +53,10 @@ def _kernel(kind: str, dtype: str, *flag, rows: np.ndarray | None = None):
     """The row kernel ``kind``; given large ``rows``, a callable that runs it on all cores.
 
     Slices of rows go to OpenBLAS's workers (``run_split``), as the BLAS work around these
-    kernels does: on Numba's own threads, the LSTM LM's cross-entropy forward right after its
-    decoder GEMM took 8.6 ms (2.1 alone), fighting OpenBLAS's busy-waiting workers; as slices on
-    those workers, ~4 ms. Alone, the slices cost ~10% more than Numba's threads (1.32 vs 1.17 ms
-    on (4096, 1000)). Without NumPy's OpenBLAS, Numba's threaded variant runs."""
+    kernels does: on Numba's own threads, a kernel right after a GEMM fights OpenBLAS's
+    busy-waiting workers for the cores; as slices on those workers it loses far less. Alone, the
+    slices cost a little more than Numba's threads. Without NumPy's OpenBLAS, Numba's threaded
+    variant runs."""
     large = rows is not None and rows.size >= PARALLEL_MIN_ELEMENTS and rows.shape[0] >= 16
     split = large and parallel_slices(rows.shape[0]) >= 2
     threaded = large and not split

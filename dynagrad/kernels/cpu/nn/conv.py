@@ -72,9 +72,8 @@ _TAP_NEST = """\
 """
 # im2col of 2-D taps at unit stride and dilation (most convolutions), without the general nest's
 # per-row depth and bounds tests: each tap's rows above and below the input are one zero fill,
-# and every other row is one run copied between its two zero edges. Against the general nest
-# (one thread): LeNet-5's first and second convolutions 434 -> 380 and 637 -> 440 us over the
-# batch, one MNIST-CNN sample (32 channels, 26 x 26, 3 x 3) 54 -> 42 us.
+# and every other row is one run copied between its two zero edges: faster than the general
+# nest on the convolutions measured.
 _IM2COL_PLANAR = """\
     if KD == 1 and D == 1 and SH == 1 and SW == 1 and DH == 1 and DW == 1:
         for n in range(N):
@@ -135,9 +134,8 @@ _COL2IM_BODY = """\
 # col2im for input rows of at most one vector (``VECTOR_BYTES``: 16 float32 or 8 float64
 # columns) with unit stride and dilation along W, gathered: the KW taps that land on a row
 # add up in a register (scalarlib's ``add_tap_sums``) and the row is read and written once. Input
-# column j takes tap e from output column j - e + PW, which must lie in [0, OW). LeNet-5's second
-# convolution (14-column rows): 395 -> 261 us. Longer rows lost (MNIST-CNN's 26 columns: 2.1 ->
-# 3.0 ms): they keep the loop over taps.
+# column j takes tap e from output column j - e + PW, which must lie in [0, OW). Short rows gain;
+# longer ones lost, and keep the loop over taps.
 _COL2IM_GATHER = """\
     for n in range(N):
         for c in range(C):
@@ -261,8 +259,8 @@ def kernel(g, idx, gx):
 
 def avg_pool_2x2(dtype: str) -> tuple:
     """``avg_pool`` for the common 2x2 windows at stride 2 with no padding (every window whole):
-    a row pair at a time, vectorized (the general kernel's window loops stay scalar: (2048, 32,
-    32) float32 took 2.1 ms against 0.13 here). Same float64 sums and scaling."""
+    a row pair at a time, vectorized (the general kernel's window loops stay scalar, many times
+    slower). Same float64 sums and scaling."""
     dt = "np." + dtype
     src = HEADER + _decorator() + f"""\
 def kernel(x, scale, out):

@@ -3,7 +3,7 @@
 Each returns ``(source, "kernel", argument_types, description)`` for
 ``dynagrad.kernels.cache.lookup`` and specializes on the data dtype only. Statistics accumulate in
 float64 whatever the data dtype. The kernels let Numba reassociate sums
-(``fastmath={"reassoc", "contract"}``) so reductions vectorize (about 3x faster here); NaN and
+(``fastmath={"reassoc", "contract"}``) so reductions vectorize; NaN and
 infinity semantics are kept (no ``nnan``/``ninf`` flags).
 
 Layouts:

@@ -8,7 +8,7 @@ laid out as PyTorch's: LSTM ``i f g o``, GRU ``r z n``) and specializes on that 
 Speed notes. The forward kernels are dominated by the gate nonlinearities: scalarlib's
 vectorizable float32 sigmoid and tanh (libm for float64, which serves accuracy: tests,
 gradcheck). Each gate block gets its own inner loop, forward and backward: one loop that writes
-several gate blocks at once is not vectorized (about 4x slower forward, 3x backward).
+several gate blocks at once is not vectorized, several times slower.
 
 Example:
     >>> src, name, sig, what = build("lstm_forward", "float32")
@@ -34,7 +34,7 @@ _BODIES = {
     # xg: x @ W_ih.T + biases for this step (B, 4H); hg: h_prev @ W_hh.T (B, 4H).
     # Writes h, c and keeps the activated gates and tanh(c) for the backward step. Each loop
     # runs from 0 over 1-D views of one gate block: the same loops over offset ranges of the
-    # (B, 4H) rows ran ~35% slower (B=20, H=200: 13.2 -> 8.5 us, bit-identical).
+    # (B, 4H) rows ran slower, with bit-identical results.
     "lstm_forward": ("xg, hg, c_prev, h_out, c_out, acts, tanh_c",
                      "h_out c_out acts tanh_c", """\
     n_h = c_prev.shape[1]
@@ -60,7 +60,7 @@ _BODIES = {
     # dout: gradient of this step's output; dmm: dgates(t+1) @ W_hh (the recurrent gradient);
     # dc: gradient of c(t), updated in place to that of c(t-1). Writes pre-activation dgates.
     # One loop per gate block, as in the forward: the single loop that wrote all four blocks
-    # was not vectorized (B=20, H=200: 10.7 -> 3.8 us). dc first holds the gradient of c(t).
+    # was not vectorized. dc first holds the gradient of c(t).
     "lstm_backward": ("dout, dmm, dc, acts, c_prev, tanh_c, dgates", "dc dgates", """\
     n_h = dout.shape[1]
     for b in range(dout.shape[0]):
@@ -84,7 +84,7 @@ _BODIES = {
 """),
     # gi: x @ W_ih.T + b_ih (B, 3H); gh: h_prev @ W_hh.T without bias; bhh: b_hh (zeros if none).
     # Keeps r, z, n and W_hn h + b_hn (needed by the gradient of r).
-    # Loops over 1-D views of each gate block, as in lstm_forward (17.5 -> 6.0 us).
+    # Loops over 1-D views of each gate block, as in lstm_forward (vectorized).
     "gru_forward": ("gi, gh, bhh, h_prev, h_out, acts, ghn", "h_out acts ghn", """\
     n_h = h_prev.shape[1]
     b_n = bhh[2 * n_h:]
@@ -105,7 +105,7 @@ _BODIES = {
 """),
     # dh(t) = dout + dmm (dgh(t+1) @ W_hh) + dcarry (dh(t+1) * z(t+1)); dcarry is updated in place.
     # dgi and dgh differ only in the n block (W_hn h sits inside r * (...)). One loop per block,
-    # as for the LSTM (B=20, H=200: 10.7 -> 6.8 us).
+    # as for the LSTM.
     "gru_backward": ("dout, dmm, dcarry, acts, ghn, h_prev, dgi, dgh", "dcarry dgi dgh", """\
     n_h = dout.shape[1]
     for b in range(dout.shape[0]):
@@ -166,7 +166,7 @@ def build(kind: str, dtype: str) -> tuple:
     written = set(writable.split())
     sig = tuple(types.Array(nt, 1 if a in _ONE_D else 2, "C", readonly=a not in written)
                 for a in args.split(", "))
-    # float32: let LLVM fuse multiply-adds and use reciprocals (measured ~25% faster, still ~1 ulp)
+    # float32: let LLVM fuse multiply-adds and use reciprocals (faster, still ~1 ulp)
     fast = ', fastmath={"contract", "arcp"}' if dtype == "float32" else ""
     decorator = f'@numba.njit(cache=True, nogil=True, error_model="numpy"{fast})\n'
     src = HEADER + _ACTIVATIONS[dtype] + "\n\n" + decorator + f"def kernel({args}):\n" + body

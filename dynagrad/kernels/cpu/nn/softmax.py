@@ -3,7 +3,7 @@
 Each row is processed while it sits in L1: a max pass, one exponential pass, one output pass,
 all in the kernel's own loop. The float32 exponential is scalarlib's ``fexp``, a polynomial LLVM
 vectorizes; Numba's ``math.exp`` is a scalar libm call here (no SVML) and would make these
-kernels 3-4x slower. float64 keeps ``math.exp``.
+kernels several times slower. float64 keeps ``math.exp``.
 
 Every template returns ``(source, "kernel", argument_types, description)`` for
 ``dynagrad.kernels.cache.lookup``.
@@ -25,9 +25,7 @@ _KERNEL = _JIT.format(', fastmath={"nsz", "contract"}')
 _THREADED = _JIT.format(', parallel=True, fastmath={"nsz", "contract"}')
 
 # Row helpers, inlined into each kernel: as functions of their own, their calls and array views
-# cost ~100 ns per row, several times a short row's work (one thread, before -> after inlining:
-# cross-entropy (1024, 10) forward 117 -> 60 us, backward 142 -> 27; (256, 1000) 197 -> 182 and
-# 157 -> 120; softmax (8192, 128), attention's, forward 1.4-1.8 -> 0.86-0.90 ms). ``T`` is the
+# cost several times a short row's work. ``T`` is the
 # dtype's scalar type; ``fexp`` is scalarlib's vectorizable float32 exp (math.exp for float64).
 _ROW_HELPERS = """
 T = np.{dtype}
