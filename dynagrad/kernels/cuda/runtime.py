@@ -5,7 +5,7 @@ imported the first time a function needs it. Under ``NUMBA_ENABLE_CUDASIM=1`` (s
 is imported) numba-cuda's simulator stands in for a GPU: one device, kernels run as Python threads.
 
 Example:
-    >>> from dynagrad.cuda import _runtime
+    >>> from dynagrad.kernels.cuda import runtime as _runtime
     >>> isinstance(_runtime.is_available(), bool)
     True
 """
