@@ -10,6 +10,7 @@ import pytest
 import dynagrad as dg
 import dynagrad.nn.functional as F
 from dynagrad._runtime import blas_threads as bp
+from dynagrad.ops.nn import conv as conv_op
 
 needs_openblas = pytest.mark.skipif(bp._BLAS is None or bp._BLAS[1]() < 2,
                                     reason="NumPy's bundled OpenBLAS with 2+ threads")
@@ -96,7 +97,7 @@ def test_split_convolution_equals_unsplit(monkeypatch, batch):
         (y * y).sum().backward()
         return [t.numpy() for t in (y.detach(), x.grad, w.grad, b.grad)]
 
-    monkeypatch.setattr(F.conv, "SPLIT_MIN_MACS", 0)  # split even these small ones
+    monkeypatch.setattr(conv_op, "SPLIT_MIN_MACS", 0)  # split even these small ones
     split = run()
     monkeypatch.setattr(bp, "_BLAS", None)   # no OpenBLAS control: one slice, as before
     assert bp.parallel_slices(batch) == 1
