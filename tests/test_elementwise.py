@@ -1,8 +1,6 @@
-"""Elementwise ops: one table line per op.
-
-Each line gives the NumPy float64 reference and the input domain; the same table drives the
-forward checks (float32 and float64, same-shape, broadcast, 0-dim, scalar and non-contiguous
-operands), the gradient checks (finite differences in float64) and PyTorch parity.
+"""Elementwise ops: the records of tests/opinfos/elementwise.py (forward against float64 NumPy,
+gradients, PyTorch parity), then what no record holds: bitwise type errors, operators, special
+values, integer semantics and promotion, in-place variants, float32 accuracy in ulps.
 """
 import math
 
@@ -10,185 +8,19 @@ import numpy as np
 import pytest
 
 import dynagrad as dg
-
-_erf = np.vectorize(math.erf)
-
-
-def _away_from_zero(x):
-    return np.sign(x + 1e-12) * (0.2 + np.abs(x))
+from harness import assert_rounds_like_float64, check_op, float32_ulps
+from opinfo import family, params
+from opinfos.elementwise import erf
 
 
-# name: (numpy reference, domain or transform, differentiable)
-UNARY = {
-    "exp": (np.exp, (-3, 3), True),
-    "exp2": (np.exp2, (-3, 3), True),
-    "expm1": (np.expm1, (-3, 3), True),
-    "log": (np.log, (0.1, 3), True),
-    "log2": (np.log2, (0.1, 3), True),
-    "log10": (np.log10, (0.1, 3), True),
-    "log1p": (np.log1p, (-0.5, 3), True),
-    "sqrt": (np.sqrt, (0.1, 3), True),
-    "rsqrt": (lambda x: 1 / np.sqrt(x), (0.1, 3), True),
-    "sin": (np.sin, (-3, 3), True),
-    "cos": (np.cos, (-3, 3), True),
-    "tan": (np.tan, (-1.2, 1.2), True),
-    "asin": (np.arcsin, (-0.9, 0.9), True),
-    "acos": (np.arccos, (-0.9, 0.9), True),
-    "atan": (np.arctan, (-3, 3), True),
-    "asinh": (np.arcsinh, (-3, 3), True),
-    "sinh": (np.sinh, (-3, 3), True),
-    "cosh": (np.cosh, (-3, 3), True),
-    "tanh": (np.tanh, (-3, 3), True),
-    "sigmoid": (lambda x: 1 / (1 + np.exp(-x)), (-5, 5), True),
-    "erf": (_erf, (-2, 2), True),
-    "reciprocal": (lambda x: 1 / x, _away_from_zero, True),
-    "neg": (np.negative, (-3, 3), True),
-    "abs": (np.abs, _away_from_zero, True),
-    "sign": (np.sign, (-3, 3), True),
-    "floor": (np.floor, (-3, 3), True),
-    "ceil": (np.ceil, (-3, 3), True),
-    "trunc": (np.trunc, (-3, 3), True),
-    "round": (np.round, (-3, 3), True),
-    "frac": (lambda x: x - np.trunc(x), (-3, 3), True),
-    "relu": (lambda x: np.maximum(x, 0), _away_from_zero, True),
-}
-
-BINARY = {
-    "add": (np.add, (-3, 3), (-3, 3), True),
-    "sub": (np.subtract, (-3, 3), (-3, 3), True),
-    "mul": (np.multiply, (-3, 3), (-3, 3), True),
-    "div": (np.divide, (-3, 3), _away_from_zero, True),
-    "floor_divide": (np.floor_divide, (-5, 5), _away_from_zero, False),
-    "remainder": (np.mod, (-5, 5), _away_from_zero, True),
-    "fmod": (np.fmod, (-5, 5), _away_from_zero, True),
-    "pow": (np.power, (0.5, 2), (-2, 2), True),
-    "maximum": (np.maximum, (-3, 3), (-3, 3), True),
-    "minimum": (np.minimum, (-3, 3), (-3, 3), True),
-    "atan2": (np.arctan2, (-3, 3), _away_from_zero, True),
-    "eq": (np.equal, "int", "int", False),
-    "ne": (np.not_equal, "int", "int", False),
-    "lt": (np.less, (-3, 3), (-3, 3), False),
-    "le": (np.less_equal, "int", "int", False),
-    "gt": (np.greater, (-3, 3), (-3, 3), False),
-    "ge": (np.greater_equal, "int", "int", False),
-}
-
-LOGICAL = {
-    "logical_and": np.logical_and, "logical_or": np.logical_or, "logical_xor": np.logical_xor,
-}
-BITWISE = {
-    "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or, "bitwise_xor": np.bitwise_xor,
-    "bitwise_left_shift": np.left_shift, "bitwise_right_shift": np.right_shift,
-}
-
-# special signatures, tested below; listed for the registry meta-test
-OTHERS = {"clamp", "clip", "nan_to_num", "lerp", "where", "isnan", "isinf", "isfinite",
-          "logical_not", "bitwise_not", "float_power", "square", "rsub"}
-ALIASES = {"multiply", "subtract", "divide", "true_divide", "negative", "absolute", "greater",
-           "greater_equal", "less", "less_equal", "not_equal", "arcsin", "arccos", "arctan",
-           "arctan2", "fix"}
-TESTED_OPS = set(UNARY) | set(BINARY) | set(LOGICAL) | set(BITWISE) | OTHERS | ALIASES
+@pytest.mark.parametrize("info,dtype", params(family("elementwise")))
+def test_op(info, dtype):
+    check_op(info, "cpu", dtype)
 
 
-def sample(domain, shape, rng):
-    if domain == "int":
-        return rng.integers(-2, 3, size=shape).astype(np.float64)
-    if callable(domain):
-        return domain(rng.uniform(-3, 3, size=shape))
-    lo, hi = domain
-    return rng.uniform(lo, hi, size=shape)
-
-
-def tol(dtype):
-    return dict(rtol=1e-5, atol=1e-5) if dtype is dg.float32 else dict(rtol=1e-10, atol=1e-10)
-
-
-def check(out, expected, dtype):
-    assert isinstance(out, dg.Tensor)
-    got = out.detach().numpy().astype(np.float64)
-    assert got.shape == np.shape(expected)
-    np.testing.assert_allclose(got, expected, equal_nan=True, **tol(dtype))
-
-
-@pytest.mark.parametrize("dtype", [dg.float32, dg.float64], ids=["f32", "f64"])
-@pytest.mark.parametrize("name", sorted(UNARY))
-def test_unary_forward(name, dtype):
-    ref, domain, _ = UNARY[name]
-    rng = np.random.default_rng(0)
-    for shape in [(3, 4), (), (1,)]:
-        x = sample(domain, shape, rng)
-        xd = x.astype(dtype.np)
-        out = getattr(dg, name)(dg.tensor(xd))
-        assert out.dtype is dtype
-        check(out, ref(xd.astype(np.float64)), dtype)
-    # non-contiguous input (a transposed view) and the method form
-    x = sample(domain, (4, 3), rng).astype(dtype.np)
-    t = dg.tensor(x).T
-    assert not t.is_contiguous()
-    check(getattr(t, name)(), ref(x.T.astype(np.float64)), dtype)
-
-
-@pytest.mark.parametrize("name", sorted(n for n in UNARY if UNARY[n][2]))
-def test_unary_grad(name):
-    _, domain, _ = UNARY[name]
-    x = dg.tensor(sample(domain, (2, 3), np.random.default_rng(1)), dtype=dg.float64,
-                  requires_grad=True)
-    assert dg.autograd.gradcheck(getattr(dg, name), (x,))
-
-
-@pytest.mark.parametrize("dtype", [dg.float32, dg.float64], ids=["f32", "f64"])
-@pytest.mark.parametrize("name", sorted(BINARY))
-def test_binary_forward(name, dtype):
-    ref, dx, dy, _ = BINARY[name]
-    rng = np.random.default_rng(2)
-    fn = getattr(dg, name)
-    for sx, sy in [((3, 4), (3, 4)), ((3, 1), (4,)), ((2, 1, 3), (4, 1)), ((), (3,)), ((3,), ())]:
-        x = sample(dx, sx, rng).astype(dtype.np)
-        y = sample(dy, sy, rng).astype(dtype.np)
-        out = fn(dg.tensor(x), dg.tensor(y))
-        expected = ref(x.astype(np.float64), y.astype(np.float64))
-        if out.dtype is dg.bool:
-            assert out.numpy().tolist() == np.asarray(expected).tolist()
-        else:
-            assert out.dtype is dtype
-            check(out, expected, dtype)
-    # a Python scalar on either side, and a non-contiguous operand
-    x = sample(dx, (4, 3), rng).astype(dtype.np)
-    y = float(sample(dy, (), rng))
-    check(fn(dg.tensor(x).T, y).to(dtype), ref(x.T.astype(np.float64), np.float64(y)).astype(
-        np.float64), dtype)
-
-
-@pytest.mark.parametrize("name", sorted(n for n in BINARY if BINARY[n][3]))
-def test_binary_grad(name):
-    _, dx, dy, _ = BINARY[name]
-    rng = np.random.default_rng(3)
-    fn = getattr(dg, name)
-    for sx, sy in [((2, 3), (2, 3)), ((2, 1), (3,))]:  # broadcasting reduces the gradient back
-        x = dg.tensor(sample(dx, sx, rng), dtype=dg.float64, requires_grad=True)
-        y = dg.tensor(sample(dy, sy, rng), dtype=dg.float64, requires_grad=True)
-        assert dg.autograd.gradcheck(fn, (x, y))
-    x = dg.tensor(sample(dx, (2, 3), rng), dtype=dg.float64, requires_grad=True)
-    assert dg.autograd.gradcheck(lambda t: fn(t, 1.5), (x,))
-
-
-@pytest.mark.parametrize("name", sorted(LOGICAL))
-def test_logical(name):
-    rng = np.random.default_rng(4)
-    x, y = rng.integers(0, 2, (3, 4)), rng.integers(0, 2, (4,))
-    out = getattr(dg, name)(dg.tensor(x), dg.tensor(y).bool())
-    assert out.dtype is dg.bool
-    assert out.numpy().tolist() == LOGICAL[name](x, y).tolist()
-    assert dg.logical_not(dg.tensor(x)).numpy().tolist() == np.logical_not(x).tolist()
-
-
-@pytest.mark.parametrize("name", sorted(BITWISE))
-def test_bitwise(name):
-    rng = np.random.default_rng(5)
-    x, y = rng.integers(0, 64, (3, 4)), rng.integers(0, 4, (4,))
-    out = getattr(dg, name)(dg.tensor(x), dg.tensor(y))
-    assert out.dtype is dg.int64
-    assert out.numpy().tolist() == BITWISE[name](x, y).tolist()
+@pytest.mark.parametrize("name", ["bitwise_and", "bitwise_or", "bitwise_xor",
+                                  "bitwise_left_shift", "bitwise_right_shift"])
+def test_bitwise_ops_refuse_floats(name):
     with pytest.raises(TypeError, match=name):
         getattr(dg, name)(dg.tensor([1.0]), dg.tensor([2.0]))
 
@@ -251,19 +83,6 @@ def test_lerp_where_square_float_power_rsub():
     fp = dg.float_power(dg.tensor([2, 3]), 2)
     assert fp.dtype is dg.float64 and fp.tolist() == [4.0, 9.0]
     assert dg.rsub(dg.tensor([1.0, 2.0]), 5.0).tolist() == [4.0, 3.0]
-
-
-def test_aliases_match_their_ops():
-    x = dg.tensor([[0.5, -0.25]])
-    y = dg.tensor([[2.0, 4.0]])
-    pairs = {"multiply": "mul", "subtract": "sub", "divide": "div", "true_divide": "div",
-             "greater": "gt", "greater_equal": "ge", "less": "lt", "less_equal": "le",
-             "not_equal": "ne", "arctan2": "atan2"}
-    for alias, target in pairs.items():
-        assert getattr(dg, alias)(x, y).tolist() == getattr(dg, target)(x, y).tolist()
-    for alias, target in {"negative": "neg", "absolute": "abs", "arcsin": "asin",
-                          "arccos": "acos", "arctan": "atan", "fix": "trunc"}.items():
-        assert getattr(dg, alias)(x).tolist() == getattr(dg, target)(x).tolist()
 
 
 # --- integer semantics, promotion, scalars ---------------------------------------------------
@@ -367,30 +186,6 @@ def test_inplace_autograd():
 
 # --- PyTorch parity ------------------------------------------------------------------------
 
-@pytest.mark.parametrize("name", sorted(set(UNARY) | set(BINARY)))
-def test_torch_parity(name):
-    torch = pytest.importorskip("torch")
-    rng = np.random.default_rng(9)
-    if name in UNARY:
-        _, domain, diff = UNARY[name]
-        args = [sample(domain, (2, 3), rng)]
-    else:
-        _, dx, dy, diff = BINARY[name]
-        args = [sample(dx, (2, 3), rng), sample(dy, (3,), rng)]
-    ours = [dg.tensor(a, dtype=dg.float64, requires_grad=diff) for a in args]
-    theirs = [torch.tensor(a, dtype=torch.float64, requires_grad=diff) for a in args]
-    out = getattr(dg, name)(*ours)
-    ref = getattr(torch, name)(*theirs)
-    np.testing.assert_allclose(out.detach().numpy().astype(np.float64),
-                               ref.detach().numpy().astype(np.float64), rtol=1e-10, atol=1e-12)
-    if diff:
-        gw = rng.normal(size=ref.shape)
-        (out * dg.tensor(gw)).sum().backward()
-        (ref * torch.tensor(gw)).sum().backward()
-        for o, t in zip(ours, theirs):
-            np.testing.assert_allclose(o.grad.numpy(), t.grad.numpy(), rtol=1e-9, atol=1e-12)
-
-
 def test_torch_parity_int_and_special_values():
     torch = pytest.importorskip("torch")
     a = np.array([7, -7, 0, 3, -1])
@@ -413,7 +208,7 @@ def test_torch_parity_int_and_special_values():
         np.testing.assert_array_equal(ours, ref)
 
 
-@pytest.mark.parametrize("name,ref", [("exp", np.exp), ("tanh", np.tanh), ("erf", _erf),
+@pytest.mark.parametrize("name,ref", [("exp", np.exp), ("tanh", np.tanh), ("erf", erf),
                                       ("sigmoid", lambda v: 1 / (1 + np.exp(-v)))])
 def test_float32_transcendentals_are_accurate_to_a_few_ulp(name, ref):
     # the float32 kernels use vectorizable polynomials, not libm: hold them to float32 rounding
@@ -442,10 +237,10 @@ def test_float32_log2_log10_exp2_are_accurate_and_exact_where_expected(name, ref
     else:
         x = np.concatenate([np.geomspace(1e-45, 3e38, 100001), np.linspace(0.5, 2, 20001)])
         exact = (2.0 ** np.arange(-149, 128) if name == "log2" else 10.0 ** np.arange(-10, 11))
-    got, want32, ulp = _float32_ulps(name, ref, x)
+    got, want32, ulp = float32_ulps(name, ref, x)
     assert ulp.max() <= 2.0, f"{name}: {ulp.max():.2f} ulp"
-    _assert_same_as_rounded_float64(name, ref, exact)
-    _assert_same_as_rounded_float64(name, ref, [np.nan, np.inf, -np.inf, 0.0, -1.0, 200.0, -200.0])
+    assert_rounds_like_float64(name, ref, exact)
+    assert_rounds_like_float64(name, ref, [np.nan, np.inf, -np.inf, 0.0, -1.0, 200.0, -200.0])
 
 
 @pytest.mark.parametrize("name,ref,low", [("expm1", np.expm1, -40.0), ("log1p", np.log1p, -1.0)])
@@ -454,10 +249,10 @@ def test_float32_expm1_and_log1p_are_accurate_to_a_few_ulp(name, ref, low):
     # log(1 + x) would lose it; overflow to inf, log1p(-1) = -inf, below -1 nan
     x = np.concatenate([np.linspace(low, 88.0, 40001)[1:], np.linspace(-1e-3, 1e-3, 2001),
                         np.geomspace(1e-30, 1e30, 2001), -np.geomspace(1e-30, 0.99, 2001)])
-    got, want32, ulp = _float32_ulps(name, ref, x)
+    got, want32, ulp = float32_ulps(name, ref, x)
     assert ulp.max() <= 4.0, f"{name}: {ulp.max():.1f} ulp"
     np.testing.assert_array_equal(got[np.isinf(want32)], want32[np.isinf(want32)])
-    _assert_same_as_rounded_float64(name, ref, [np.nan, np.inf, -np.inf, -1.0, -2.0, 0.0])
+    assert_rounds_like_float64(name, ref, [np.nan, np.inf, -np.inf, -1.0, -2.0, 0.0])
 
 
 @pytest.mark.parametrize("name,ref", [("sin", np.sin), ("cos", np.cos), ("tan", np.tan)])
@@ -470,12 +265,12 @@ def test_float32_sin_cos_tan_round_like_float64_and_take_libm_beyond_the_bound(n
     x = np.concatenate([rng.uniform(-bound, bound, 200_000), rng.uniform(-10, 10, 100_000),
                         near_quarter_turns, -near_quarter_turns, np.geomspace(1e-30, 1, 2001),
                         [bound, -bound]])
-    got, want32, ulp = _float32_ulps(name, ref, x)
+    got, want32, ulp = float32_ulps(name, ref, x)
     assert ulp.max() <= 0.5001, f"{name}: {ulp.max():.4f} ulp"
     beyond = np.concatenate([[3e5, -7.5, 0.25], np.geomspace(bound * 1.01, 3e38, 2001)])
-    got, want32, ulp = _float32_ulps(name, ref, beyond)
+    got, want32, ulp = float32_ulps(name, ref, beyond)
     assert ulp.max() <= 1.0, f"{name} beyond the bound: {ulp.max():.3f} ulp"
-    _assert_same_as_rounded_float64(name, ref, [np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-45])
+    assert_rounds_like_float64(name, ref, [np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-45])
     zeros = getattr(dg, name)(dg.tensor(np.array([0.0, -0.0], np.float32))).numpy()
     assert list(np.signbit(zeros)) == ([False, False] if name == "cos" else [False, True])
     # large (threaded), strided and in-place inputs, below and beyond the bound
@@ -502,11 +297,11 @@ def test_float32_odd_functions_are_accurate_over_the_whole_range(name, ref, max_
     x = np.concatenate([np.geomspace(1e-45, 3e38, 200_001), np.linspace(0, 10, 200_001),
                         checkpoints])
     x = np.concatenate([x, -x])
-    got, want32, ulp = _float32_ulps(name, ref, x)
+    got, want32, ulp = float32_ulps(name, ref, x)
     assert ulp.max() <= max_ulp, f"{name}: {ulp.max():.4f} ulp"
     tiny = np.abs(want32) < np.finfo(np.float32).tiny
     np.testing.assert_array_equal(got[tiny], want32[tiny])
-    _assert_same_as_rounded_float64(name, ref, [np.nan, np.inf, -np.inf, 0.0, -0.0])
+    assert_rounds_like_float64(name, ref, [np.nan, np.inf, -np.inf, 0.0, -0.0])
     assert np.signbit(getattr(dg, name)(dg.tensor([-0.0])).numpy()[0])
 
 
@@ -515,26 +310,6 @@ def test_float32_sin_gradient_is_cos():
     t = dg.tensor(x, requires_grad=True)
     t.sin().sum().backward()
     np.testing.assert_allclose(t.grad.numpy(), np.cos(x.astype(np.float64)), atol=1.5e-7)
-
-
-def _float32_ulps(name, ref, x):
-    """``(dynagrad's float32 results, float64 reference rounded to float32, the errors in ulp
-    where the reference is a normal float32)`` of op ``name`` at ``x``."""
-    x = np.asarray(x, np.float32)
-    got = getattr(dg, name)(dg.tensor(x)).numpy().astype(np.float64)
-    with np.errstate(all="ignore"):
-        want = ref(x.astype(np.float64))
-        want32 = want.astype(np.float32)
-    normal = np.isfinite(want32) & (np.abs(want32) >= np.finfo(np.float32).tiny)
-    return got, want32, np.abs(got[normal] - want[normal]) / np.spacing(np.abs(want32[normal]))
-
-
-def _assert_same_as_rounded_float64(name, ref, values):
-    """Op ``name`` in float32 gives exactly the float64 reference, rounded, at ``values``."""
-    x = np.asarray(values, np.float32)
-    with np.errstate(all="ignore"):
-        expected = ref(x.astype(np.float64)).astype(np.float32)
-    np.testing.assert_array_equal(getattr(dg, name)(dg.tensor(x)).numpy(), expected)
 
 
 _PORTABLE_MATH_PROBE = """

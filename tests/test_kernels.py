@@ -13,8 +13,6 @@ import dynagrad as dg
 from dynagrad.kernels import cache
 from dynagrad.kernels.cpu import backend as cpu, templates
 
-TESTED_OPS: set = set()
-
 WORKLOAD = textwrap.dedent("""
     import json, sys
     import dynagrad as dg

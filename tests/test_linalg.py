@@ -1,159 +1,25 @@
-"""Linear algebra: forward vs a float64 NumPy reference, gradcheck, PyTorch parity, errors."""
+"""Linear algebra: the records of tests/opinfos/linalg.py (forward against float64 NumPy,
+gradients, PyTorch parity), then broadcasting and layouts against PyTorch, the threaded and
+register-tile products, operator forms, double backward and errors.
+"""
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 import pytest
 
 import dynagrad as dg
-from dynagrad.autograd import gradcheck
+from harness import assert_values, check_op
+from opinfo import family, params
+from opinfos.linalg import TOL, data
 
-TESTED_OPS = {"matmul", "mm", "bmm", "mv", "dot", "outer", "einsum", "ger"}
-
-FLOATS = [dg.float32, dg.float64]
-TOL = {"float32": dict(rtol=1e-5, atol=1e-5), "float64": dict(rtol=1e-12, atol=1e-12)}
-
-
-def data(shape, seed=0):
-    return np.random.default_rng(seed).uniform(-1.5, 1.5, size=shape)
+check = functools.partial(assert_values, tol=TOL)
 
 
-def make(arr, dtype, transposed=False):
-    """``arr``'s values, contiguous or as a transposed (non-contiguous) view of the last two dims."""
-    if transposed and arr.ndim >= 2:
-        return dg.tensor(np.ascontiguousarray(np.swapaxes(arr, -1, -2)), dtype=dtype).mT
-    return dg.tensor(arr, dtype=dtype)
-
-
-def check(actual, expected, dtype):
-    exp = np.asarray(expected)
-    assert tuple(actual.shape) == exp.shape, (tuple(actual.shape), exp.shape)
-    assert actual.dtype is dtype
-    a = actual.detach().numpy()
-    if a.dtype.kind in "iu":
-        np.testing.assert_array_equal(a, exp)
-    else:
-        np.testing.assert_allclose(a.astype(np.float64), exp, **TOL[a.dtype.name])
-
-
-# (op, shapes of the operands); einsum lines carry their equation
-CASES = [
-    ("matmul", (3, 4), (4, 2)),
-    ("matmul", (4,), (4,)),
-    ("matmul", (4,), (4, 2)),
-    ("matmul", (3, 4), (4,)),
-    ("matmul", (2, 3, 4), (4, 2)),
-    ("matmul", (3, 4), (2, 4, 2)),
-    ("matmul", (2, 1, 3, 4), (3, 4, 2)),
-    ("matmul", (4,), (2, 4, 3)),
-    ("matmul", (2, 3, 4), (4,)),
-    ("matmul", (1, 4), (4, 1)),
-    ("mm", (3, 4), (4, 2)),
-    ("mm", (1, 1), (1, 3)),
-    ("bmm", (2, 3, 4), (2, 4, 2)),
-    ("bmm", (1, 1, 2), (1, 2, 3)),
-    ("mv", (3, 4), (4,)),
-    ("dot", (4,), (4,)),
-    ("dot", (1,), (1,)),
-    ("outer", (3,), (2,)),
-    ("outer", (1,), (4,)),
-]
-EINSUM = [
-    ("ij,jk->ik", (3, 4), (4, 2)),
-    ("bij,bjk->bik", (2, 3, 4), (2, 4, 2)),
-    ("ij->ji", (3, 4)),
-    ("ij->", (3, 4)),
-    ("ij->j", (3, 4)),
-    ("i,i->", (4,), (4,)),
-    ("i,j->ij", (3,), (2,)),
-    ("ij,ij->ij", (3, 4), (3, 4)),
-    ("ij,jk", (3, 4), (4, 2)),
-    ("ba", (3, 4)),
-    ("...ij,...jk->...ik", (2, 3, 4), (2, 4, 2)),
-    ("...j,j", (2, 3, 4), (4,)),
-    ("...ij,...jk->...ik", (1, 3, 4), (2, 4, 2)),
-    ("b...,b->...", (2, 3, 4), (2,)),
-    ("ij,jk,kl->il", (2, 3), (3, 4), (4, 2)),
-    ("ii->", (3, 3)),
-    ("ii->i", (3, 3)),
-    ("iij->j", (2, 2, 3)),
-    ("ij,jj->i", (2, 3), (3, 3)),
-    ("ijk,k->", (2, 3, 4), (4,)),
-    ("ij,kj->ikj", (2, 3), (4, 3)),
-    (" i j , j k -> i k ", (3, 4), (4, 2)),
-]
-
-
-def _np_op(op, *arrays):
-    if op == "outer":
-        return np.outer(*arrays)
-    if op == "dot":
-        return np.dot(*arrays)
-    return np.matmul(*arrays)
-
-
-@pytest.mark.parametrize("transposed", [False, True])
-@pytest.mark.parametrize("dtype", FLOATS + [dg.int64], ids=lambda d: d.name)
-@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0]}-{c[1]}-{c[2]}")
-def test_forward(case, dtype, transposed):
-    op, *shapes = case
-    arrays = [data(s, seed=i) for i, s in enumerate(shapes)]
-    if dtype is dg.int64:
-        arrays = [np.round(a * 3).astype(np.int64) for a in arrays]
-    else:
-        arrays = [a.astype(dtype.np).astype(np.float64) for a in arrays]
-    out = getattr(dg, op)(*[make(a, dtype, transposed) for a in arrays])
-    check(out, _np_op(op, *arrays), dtype)
-
-
-@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0]}-{c[1]}-{c[2]}")
-def test_gradcheck(case):
-    op, *shapes = case
-    xs = [dg.tensor(data(s, seed=i + 5), dtype=dg.float64, requires_grad=True)
-          for i, s in enumerate(shapes)]
-    assert gradcheck(getattr(dg, op), xs)
-    # non-contiguous operands: the function transposes contiguous leaves
-    ts = [dg.tensor(np.ascontiguousarray(np.swapaxes(x.detach().numpy(), -1, -2)),
-                    dtype=dg.float64, requires_grad=True) if x.ndim >= 2 else x for x in xs]
-    assert gradcheck(lambda *a: getattr(dg, op)(*[t.mT if t.ndim >= 2 else t for t in a]), ts)
-    # only one operand requires grad
-    ys = [dg.tensor(data(s, seed=i), dtype=dg.float64, requires_grad=(i == 1))
-          for i, s in enumerate(shapes)]
-    assert gradcheck(getattr(dg, op), ys)
-
-
-@pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: d.name)
-@pytest.mark.parametrize("case", EINSUM, ids=lambda c: c[0].replace(" ", "_"))
-def test_einsum_forward(case, dtype):
-    eq, *shapes = case
-    arrays = [data(s, seed=i).astype(dtype.np).astype(np.float64) for i, s in enumerate(shapes)]
-    out = dg.einsum(eq, *[make(a, dtype, transposed=True) for a in arrays])
-    check(out, np.einsum(eq.replace(" ", ""), *arrays), dtype)
-    check(dg.einsum(eq, [make(a, dtype) for a in arrays]), np.einsum(eq.replace(" ", ""), *arrays),
-          dtype)
-
-
-@pytest.mark.parametrize("case", EINSUM, ids=lambda c: c[0].replace(" ", "_"))
-def test_einsum_gradcheck(case):
-    eq, *shapes = case
-    xs = [dg.tensor(data(s, seed=i + 2), dtype=dg.float64, requires_grad=True)
-          for i, s in enumerate(shapes)]
-    assert gradcheck(lambda *a: dg.einsum(eq, *a), xs)
-
-
-def test_einsum_torch_parity():
-    torch = pytest.importorskip("torch")
-    for eq, *shapes in EINSUM:
-        arrays = [data(s, seed=i + 9) for i, s in enumerate(shapes)]
-        ours = [dg.tensor(a, dtype=dg.float64, requires_grad=True) for a in arrays]
-        theirs = [torch.tensor(a, requires_grad=True) for a in arrays]
-        o, t = dg.einsum(eq, *ours), torch.einsum(eq, *theirs)
-        np.testing.assert_allclose(o.detach().numpy(), t.detach().numpy(), rtol=1e-12, atol=1e-12)
-        w = data(tuple(t.shape), 1)
-        o.backward(dg.tensor(w, dtype=dg.float64))
-        t.backward(torch.tensor(w))
-        for x, y in zip(ours, theirs):
-            np.testing.assert_allclose(x.grad.numpy(), y.grad.numpy(), rtol=1e-12, atol=1e-12,
-                                       err_msg=eq)
+@pytest.mark.parametrize("info,dtype", params(family("linalg")))
+def test_op(info, dtype):
+    check_op(info, "cpu", dtype)
 
 
 def test_matmul_torch_parity_with_broadcasting():
@@ -396,8 +262,3 @@ def test_dtype_and_einsum_errors():
         dg.einsum("ijk->i", dg.ones(2, 2))
     with pytest.raises(RuntimeError, match="einsum"):
         dg.einsum("ij,jk->ik", dg.ones(2, 3), dg.ones(4, 2))
-
-
-def test_ger_is_outer():
-    a, b = dg.tensor([1.0, 2.0]), dg.tensor([3.0, 4.0, 5.0])
-    assert dg.ger(a, b).tolist() == dg.outer(a, b).tolist() == [[3.0, 4.0, 5.0], [6.0, 8.0, 10.0]]

@@ -1,10 +1,10 @@
-"""Reductions and scans: forward vs a float64 NumPy reference, gradcheck, PyTorch parity, errors.
-
-One table line per (op, shape, arguments). Each line runs in float32 and float64, on a contiguous
-tensor and on a non-contiguous view of the same values.
+"""Reductions and scans: the records of tests/opinfos/reduce.py (forward against float64 NumPy on
+three layouts, gradients, PyTorch parity), then ties, zeros, NaN, empty inputs, threaded paths,
+errors, parity at ties and double backward.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -12,260 +12,20 @@ import pytest
 
 import dynagrad as dg
 from dynagrad.autograd import gradcheck
+from harness import assert_values, check_op
+from opinfo import OPINFOS, family, params, uniform
+from opinfos.reduce import TOL
 
-TESTED_OPS = {"sum", "mean", "prod", "amax", "amin", "argmax", "argmin", "max", "min", "all",
-              "any", "var", "std", "logsumexp", "norm", "cumsum", "cumprod"}
-
-FLOATS = [dg.float32, dg.float64]
-TOL = {"float32": dict(rtol=2e-5, atol=2e-5), "float64": dict(rtol=1e-10, atol=1e-12)}
-
-
-def data(shape, seed=0, low=-2.0, high=2.0):
-    return np.random.default_rng(seed).uniform(low, high, size=shape)
+check = functools.partial(assert_values, tol=TOL)
 
 
-def make(arr, dtype, layout="C", requires_grad=False):
-    """A tensor with ``arr``'s values: contiguous ("C"), a transposed view ("T") or strided ("S")."""
-    arr = np.asarray(arr)
-    if layout == "T" and arr.ndim >= 2:
-        t = dg.tensor(np.ascontiguousarray(arr.T), dtype=dtype).T
-        assert not t.is_contiguous() or 1 in arr.shape or 0 in arr.shape
-    elif layout == "S" and arr.ndim >= 1:
-        wide = np.repeat(arr, 2, axis=-1)
-        t = dg.tensor(wide, dtype=dtype)[..., ::2]
-        assert not t.is_contiguous() or arr.shape[-1] <= 1 or 0 in arr.shape
-    else:
-        t = dg.tensor(arr, dtype=dtype)
-    if requires_grad:
-        t.requires_grad_()
-    return t
-
-
-def check(actual, expected, dtype=None):
-    """``actual`` (a Tensor) equals the float64 reference ``expected`` within dtype tolerances."""
-    exp = np.asarray(expected)
-    assert tuple(actual.shape) == exp.shape, (tuple(actual.shape), exp.shape)
-    if dtype is not None:
-        assert actual.dtype is dtype, (actual.dtype, dtype)
-    a = actual.detach().numpy()
-    if a.dtype.kind in "biu":
-        np.testing.assert_array_equal(a, exp)
-    else:
-        tol = TOL.get(a.dtype.name, TOL["float32"])
-        np.testing.assert_allclose(a.astype(np.float64), exp, equal_nan=True, **tol)
-
-
-# --- NumPy references -------------------------------------------------------------------------
-
-def _axis(dim, a):
-    if a.ndim == 0:
-        return None
-    return tuple(dim) if isinstance(dim, (list, tuple)) else dim
-
-
-def _np_logsumexp(a, dim, keepdim=False):
-    if a.ndim == 0:
-        return a.copy()
-    ax = _axis(dim, a)
-    m = np.max(a, axis=ax, keepdims=True)
-    m = np.where(np.isinf(m), 0.0, m)
-    r = np.log(np.sum(np.exp(a - m), axis=ax, keepdims=True)) + m
-    return r if keepdim else np.squeeze(r, axis=ax if ax is not None else tuple(range(a.ndim)))
-
-
-def _np_norm(a, p="fro", dim=None, keepdim=False):
-    ax, b = _axis(dim, a), np.abs(a)
-    if p in ("fro", 2):
-        return np.sqrt(np.sum(b * b, axis=ax, keepdims=keepdim))
-    if p == math.inf:
-        return np.max(b, axis=ax, keepdims=keepdim)
-    if p == -math.inf:
-        return np.min(b, axis=ax, keepdims=keepdim)
-    if p == 0:
-        return np.sum(b != 0, axis=ax, keepdims=keepdim).astype(np.float64)
-    return np.sum(b ** p, axis=ax, keepdims=keepdim) ** (1.0 / p)
-
-
-def _np_first_arg(fn):
-    """np.argmax/argmin over one dim (or flattened), with keepdim."""
-    def ref(a, dim=None, keepdim=False):
-        if dim is None:
-            r = np.asarray(fn(a.reshape(-1)))
-            return r.reshape((1,) * a.ndim) if keepdim else r
-        if a.ndim == 0:
-            return np.asarray(0)
-        r = fn(a, axis=dim)
-        return np.expand_dims(r, dim) if keepdim else r
-    return ref
-
-
-REFS = {
-    "sum": lambda a, dim=None, keepdim=False: np.sum(a, axis=_axis(dim, a), keepdims=keepdim),
-    "mean": lambda a, dim=None, keepdim=False: np.mean(a, axis=_axis(dim, a), keepdims=keepdim),
-    "prod": lambda a, dim=None, keepdim=False: np.prod(a, axis=_axis(dim, a), keepdims=keepdim),
-    "amax": lambda a, dim=None, keepdim=False: np.max(a, axis=_axis(dim, a), keepdims=keepdim),
-    "amin": lambda a, dim=None, keepdim=False: np.min(a, axis=_axis(dim, a), keepdims=keepdim),
-    "var": lambda a, dim=None, keepdim=False, correction=1: np.var(
-        a, axis=_axis(dim, a), ddof=correction, keepdims=keepdim),
-    "std": lambda a, dim=None, keepdim=False, correction=1: np.std(
-        a, axis=_axis(dim, a), ddof=correction, keepdims=keepdim),
-    "logsumexp": _np_logsumexp,
-    "norm": _np_norm,
-    "cumsum": lambda a, dim: np.cumsum(a, axis=dim) if a.ndim else a.copy(),
-    "cumprod": lambda a, dim: np.cumprod(a, axis=dim) if a.ndim else a.copy(),
-    "argmax": _np_first_arg(np.argmax),
-    "argmin": _np_first_arg(np.argmin),
-}
-
-# (op, shape, kwargs)
-CASES = [
-    ("sum", (3, 4), {}),
-    ("sum", (3, 4), dict(dim=1)),
-    ("sum", (3, 4), dict(dim=-1, keepdim=True)),
-    ("sum", (2, 3, 4), dict(dim=(0, 2))),
-    ("sum", (2, 3, 4), dict(dim=(-1, 0), keepdim=True)),
-    ("sum", (2, 3, 4), dict(dim=(0, 1))),
-    ("sum", (1, 3), dict(dim=0)),
-    ("sum", (), {}),
-    ("sum", (), dict(dim=0, keepdim=True)),
-    ("sum", (0, 3), dict(dim=0)),
-    ("mean", (3, 4), {}),
-    ("mean", (3, 4), dict(dim=0, keepdim=True)),
-    ("mean", (2, 3, 4), dict(dim=(-1, -3))),
-    ("mean", (), {}),
-    ("prod", (3, 4), {}),
-    ("prod", (3, 4), dict(dim=1)),
-    ("prod", (2, 3, 2), dict(dim=-2, keepdim=True)),
-    ("prod", (), {}),
-    ("amax", (3, 4), dict(dim=1)),
-    ("amax", (2, 3, 4), dict(dim=(0, 2), keepdim=True)),
-    ("amax", (3, 4), dict(dim=None)),
-    ("amax", (), dict(dim=None)),
-    ("amin", (3, 4), dict(dim=-1)),
-    ("amin", (2, 3, 4), dict(dim=(1, 2))),
-    ("amin", (1, 4), dict(dim=0, keepdim=True)),
-    ("var", (3, 4), {}),
-    ("var", (3, 4), dict(dim=1)),
-    ("var", (3, 4), dict(dim=0, keepdim=True, correction=0)),
-    ("var", (2, 3, 4), dict(dim=(0, 2), correction=2)),
-    ("std", (3, 4), {}),
-    ("std", (3, 4), dict(dim=-1, keepdim=True)),
-    ("std", (2, 3, 4), dict(dim=(1,), correction=0)),
-    ("logsumexp", (3, 4), dict(dim=1)),
-    ("logsumexp", (3, 4), dict(dim=(0, 1), keepdim=True)),
-    ("logsumexp", (2, 3, 4), dict(dim=-1)),
-    ("logsumexp", (), dict(dim=0)),
-    ("norm", (3, 4), {}),
-    ("norm", (3, 4), dict(p=2, dim=1)),
-    ("norm", (3, 4), dict(p=1, dim=0, keepdim=True)),
-    ("norm", (3, 4), dict(p=math.inf, dim=1)),
-    ("norm", (3, 4), dict(p=-math.inf)),
-    ("norm", (3, 4), dict(p=0, dim=1)),
-    ("norm", (2, 3, 4), dict(p=3, dim=(0, 2))),
-    ("norm", (3, 4), dict(p=0.5, dim=-1)),
-    ("norm", (), {}),
-    ("cumsum", (3, 4), dict(dim=1)),
-    ("cumsum", (3, 4), dict(dim=0)),
-    ("cumsum", (2, 3, 4), dict(dim=-2)),
-    ("cumsum", (), dict(dim=0)),
-    ("cumsum", (1, 3), dict(dim=0)),
-    ("cumprod", (3, 4), dict(dim=1)),
-    ("cumprod", (2, 3, 4), dict(dim=-1)),
-    ("cumprod", (), dict(dim=0)),
-    ("argmax", (3, 4), {}),
-    ("argmax", (3, 4), dict(dim=1)),
-    ("argmax", (2, 3, 4), dict(dim=-2, keepdim=True)),
-    ("argmax", (), dict(dim=0)),
-    ("argmin", (3, 4), dict(dim=0)),
-    ("argmin", (2, 3, 4), {}),
-    ("argmin", (1, 4), dict(dim=0, keepdim=True)),
-]
-
-# ops without a gradient
-NO_GRAD = {"argmax", "argmin"}
-
-
-def _id(case):
-    op, shape, kw = case
-    return f"{op}-{shape}-" + ",".join(f"{k}={v}" for k, v in kw.items())
-
-
-def _call(op, x, kw):
-    return getattr(dg, op)(x, **kw)
-
-
-# 0-d and 1-d inputs have one layout only; the others also run as a transposed and a strided view
-LAYOUTS = [(case, layout) for case in CASES for layout in ("C", "T", "S")
-           if layout == "C" or len(case[1]) >= 2]
-
-
-@pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: d.name)
-@pytest.mark.parametrize("case,layout", LAYOUTS, ids=[f"{_id(c)}-{lay}" for c, lay in LAYOUTS])
-def test_forward(case, layout, dtype):
-    op, shape, kw = case
-    a = data(shape, seed=len(shape) + 7 * len(kw))
-    if op in ("prod", "cumprod"):
-        a = data(shape, low=0.5, high=1.5)
-    a = a.astype(dtype.np).astype(np.float64)  # the reference sees exactly the tensor's values
-    out = _call(op, make(a, dtype, layout), kw)
-    expected = REFS[op](a, **kw)
-    out_dtype = dg.int64 if op in ("argmax", "argmin") else dtype
-    check(out, expected, out_dtype)
-
-
-@pytest.mark.parametrize("case", [c for c in CASES if c[0] not in NO_GRAD and 0 not in c[1]],
-                         ids=_id)
-def test_gradcheck(case):
-    op, shape, kw = case
-    a = data(shape, seed=3)
-    if op in ("prod", "cumprod"):
-        a = data(shape, seed=3, low=0.5, high=1.5)
-    if kw.get("p") in (math.inf, -math.inf) or op in ("amax", "amin"):
-        a = np.random.default_rng(3).permutation(np.arange(a.size, dtype=np.float64)).reshape(
-            shape) / 3 - 1.1  # distinct values: max/min are differentiable there
-    x = dg.tensor(a, dtype=dg.float64, requires_grad=True)
-    assert gradcheck(lambda t: _call(op, t, kw), (x,))
-    if len(shape) >= 2:  # the same on a transposed (non-contiguous) view
-        xt = dg.tensor(np.ascontiguousarray(a.T), dtype=dg.float64, requires_grad=True)
-        assert gradcheck(lambda t: _call(op, t.T, kw), (xt,))
-
-
-# --- max / min with and without dim ------------------------------------------------------------
-
-@pytest.mark.parametrize("dtype", FLOATS + [dg.int64], ids=lambda d: d.name)
-@pytest.mark.parametrize("op", ["max", "min"])
-@pytest.mark.parametrize("shape,dim,keepdim", [((3, 4), 1, False), ((3, 4), 0, True),
-                                               ((2, 3, 4), -1, False), ((1, 4), 0, False),
-                                               ((), 0, False), ((), -1, True)])
-def test_max_min_dim(op, dtype, shape, dim, keepdim):
-    a = np.random.default_rng(1).permutation(np.arange(math.prod(shape))).reshape(shape) - 5
-    a = a.astype(dtype.np)
-    for layout in ("C", "T"):
-        vals, idx = getattr(dg, op)(make(a, dtype, layout), dim, keepdim=keepdim)
-        ref_idx = (np.argmax if op == "max" else np.argmin)(a, axis=dim) if a.ndim else \
-            np.asarray(0)
-        ref_vals = (np.max if op == "max" else np.min)(a, axis=dim if a.ndim else None)
-        if keepdim and a.ndim:
-            ref_idx, ref_vals = np.expand_dims(ref_idx, dim), np.expand_dims(ref_vals, dim)
-        check(vals, ref_vals.astype(np.float64) if dtype.is_floating_point else ref_vals, dtype)
-        check(idx, ref_idx, dg.int64)
-    full = getattr(dg, op)(make(a, dtype))
-    check(full, (np.max if op == "max" else np.min)(a), dtype)
-
-
-@pytest.mark.parametrize("op", ["max", "min"])
-@pytest.mark.parametrize("shape,dim,keepdim", [((3, 4), 1, False), ((2, 3, 2), 0, True),
-                                               ((), 0, False)])
-def test_max_min_dim_gradcheck(op, shape, dim, keepdim):
-    a = np.random.default_rng(2).permutation(np.arange(math.prod(shape), dtype=float)).reshape(
-        shape) * 0.37
-    x = dg.tensor(a, dtype=dg.float64, requires_grad=True)
-    assert gradcheck(lambda t: getattr(dg, op)(t, dim, keepdim=keepdim).values, (x,))
-    assert gradcheck(lambda t: getattr(dg, op)(t), (x,))
+@pytest.mark.parametrize("info,dtype", params(family("reduce")))
+def test_op(info, dtype):
+    check_op(info, "cpu", dtype)
 
 
 def test_max_of_two_tensors_is_maximum():
-    a, b = data((3,), 1), data((2, 1), 2)
+    a, b = uniform((3,), 1, -2.0, 2.0), uniform((2, 1), 2, -2.0, 2.0)
     check(dg.max(dg.tensor(a), dg.tensor(b)), np.maximum(a, b), dg.float64)
     check(dg.min(dg.tensor(a), other=dg.tensor(b)), np.minimum(a, b), dg.float64)
 
@@ -361,7 +121,7 @@ def test_cumprod_with_zeros(arr, dim):
     a = np.array(arr)
     x = dg.tensor(a, dtype=dg.float64, requires_grad=True)
     assert gradcheck(lambda t: t.cumprod(dim), (x,))
-    check(dg.cumprod(dg.tensor(a, dtype=dg.float64), dim), REFS["cumprod"](a, dim))
+    check(dg.cumprod(dg.tensor(a, dtype=dg.float64), dim), OPINFOS["cumprod"].ref(a, dim))
 
 
 def test_norm_gradient_at_zero_is_zero():
@@ -573,7 +333,7 @@ def test_torch_parity_scalar_reductions():
 # --- more argument forms, double backward -------------------------------------------------
 
 def test_argument_forms():
-    a = data((3, 4), 11)
+    a = uniform((3, 4), 11, -2.0, 2.0)
     x = dg.tensor(a)
     check(x.sum([]), np.sum(a))
     check(x.sum(keepdim=True), np.sum(a, keepdims=True))
@@ -602,7 +362,7 @@ def test_gradgradcheck(name, fn):
     a = np.array([[0.5, -1.2, 2.0], [1.1, 0.3, -0.7]])
     x = dg.tensor(a, dtype=dg.float64, requires_grad=True)
     shape = tuple(fn(x).shape)
-    go = dg.tensor(data(shape, 4), dtype=dg.float64, requires_grad=True)
+    go = dg.tensor(uniform(shape, 4, -2.0, 2.0), dtype=dg.float64, requires_grad=True)
     assert dg.autograd.gradgradcheck(fn, (x,), (go,))
 
 

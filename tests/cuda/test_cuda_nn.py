@@ -12,6 +12,7 @@ CUDA tensors take the decompositions written next to each fused CPU kernel (``so
 """
 import contextlib
 import copy
+import functools
 
 import numpy as np
 import pytest
@@ -22,6 +23,8 @@ import dynagrad.nn.functional as F
 from dynagrad.ops.nn.rnn import recurrent
 from dynagrad.ops.nn import composed_on_cpu
 from dynagrad.tensor import Tensor
+
+from harness import assert_all_close
 
 RNG = np.random.default_rng(0)
 
@@ -78,11 +81,7 @@ def evaluate(fn, arrays, device=None, dtype=np.float64, composite=False):
             [None if t.grad is None else t.grad.cpu() for t in tensors])
 
 
-def assert_same(got, want, rtol, atol):
-    for a, b in zip(got, want):
-        assert (a is None) == (b is None)
-        if a is not None:
-            dg.testing.assert_close(a, b, rtol=rtol, atol=atol, check_device=False)
+assert_same = functools.partial(assert_all_close, check_device=False)
 
 
 def _running(fn):

@@ -1,192 +1,41 @@
-"""Every registered op on CUDA: the same call on the CPU and on the GPU gives the same values and
-the same gradients.
-
-One table line per op (``CASES``): a function of tensors and the NumPy inputs it takes. The CPU run
-is the reference (its own correctness is tested against float64 NumPy and finite differences in
-tests/test_*.py). A meta-test fails when a registered op has no line here, so a new op cannot
-skip its CUDA path. Shapes are tiny: without a GPU this runs on Numba's simulator.
+"""Every registered op on CUDA: each OpInfo record's CUDA samples (tests/opinfos/) give the same
+values, the same weighted loss and the same gradients on the device as on the CPU. The CPU run is
+the reference (its own correctness is tested against float64 NumPy, finite differences and
+PyTorch in tests/test_*.py); the records' CUDA samples are tiny, as without a GPU this runs on
+Numba's simulator. Then compositions, advanced indexing and index writes with device keys.
 """
 import numpy as np
 import pytest
 
 import dynagrad as dg
-from dynagrad.ops.registry import REGISTRY
-
-RNG = np.random.default_rng(0)
-
-
-def f(*shape, lo=-0.9, hi=0.9):
-    """float32 samples kept away from 0 (so sign-sensitive ops see clear values)."""
-    x = RNG.uniform(lo, hi, size=shape)
-    return (np.sign(x) * (0.2 + np.abs(x))).astype(np.float32)
+from harness import assert_same_results, check_op, run_with_loss
+from opinfo import OPINFOS, Sample, integers, params, signed
 
 
-def pos(*shape):
-    return RNG.uniform(0.5, 2.0, size=shape).astype(np.float32)
+def f(*shape, seed=0):
+    """float32 values away from 0, both signs."""
+    return signed(shape, seed).astype(np.float32)
 
 
-def i(*shape, lo=-3, hi=4):
-    return RNG.integers(lo, hi, size=shape).astype(np.int64)
+@pytest.mark.parametrize("info,dtype", params(OPINFOS.values(), "cuda"))
+def test_op_on_cuda_matches_cpu(info, dtype, cuda):
+    check_op(info, "cuda", dtype)
 
 
-def b(*shape):
-    return RNG.random(shape) < 0.5
+COMPOSITIONS = {  # what no single record makes: device ops on broadcast views, shared operands
+    "broadcast_to_add": (lambda x: dg.broadcast_to(x, (2, 3)) + 0, [(3,)]),
+    "expand_add": (lambda x: x.expand(2, 3) + 0, [(1, 3)]),
+    "products_sharing_operands": (lambda a, b, v: (a @ b, a @ v, v @ b.transpose(1, 2)[0].t()),
+                                  [(2, 3), (2, 3, 4), (3,)]),
+}
 
 
-UNARY = ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos",
-         "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "sigmoid", "erf", "reciprocal",
-         "neg", "abs", "sign", "floor", "ceil", "trunc", "round", "frac", "relu", "square",
-         "isnan", "isinf", "isfinite", "logical_not", "nan_to_num", "negative", "absolute",
-         "arcsin", "arccos", "arctan", "fix"]
-BINARY = ["add", "sub", "mul", "div", "remainder", "fmod", "pow", "maximum", "minimum",
-          "atan2", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor",
-          "multiply", "subtract", "divide", "true_divide", "greater", "greater_equal", "less",
-          "less_equal", "not_equal", "arctan2", "float_power", "rsub"]
-BITWISE = ["bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
-           "bitwise_right_shift"]
-
-
-def _op(name):
-    return getattr(dg, name)
-
-
-# name -> (function of tensors, [numpy inputs])
-CASES = {}
-for _n in UNARY:
-    CASES[_n] = (_op(_n), [f(2, 3)])
-for _n in BINARY:  # the second operand broadcasts
-    CASES[_n] = (_op(_n), [pos(2, 3) if _n in ("pow", "float_power") else f(2, 3), f(3)])
-for _n in BITWISE:
-    CASES[_n] = (_op(_n), [i(2, 3, lo=0), i(3, lo=0, hi=3)])
-CASES.update({
-    "floor_divide": (dg.floor_divide, [i(2, 3), i(3, lo=1)]),
-    "bitwise_not": (dg.bitwise_not, [i(2, 3)]),
-    "clamp": (lambda x: dg.clamp(x, -0.5, 0.5), [f(2, 3)]),
-    "clip": (lambda x: dg.clip(x, min=-0.5), [f(2, 3)]),
-    "lerp": (lambda x, y: dg.lerp(x, y, 0.3), [f(2, 3), f(2, 3)]),
-    "where": (dg.where, [b(2, 3), f(2, 3), f(3)]),
-    # reductions
-    "sum": (lambda x: (x.sum(), x.sum(1), x.sum((0, 2), keepdim=True)), [f(2, 3, 4)]),
-    "mean": (lambda x: (x.mean(), x.mean(0)), [f(2, 3)]),
-    "prod": (lambda x: (x.prod(), x.prod(1)), [f(2, 3)]),
-    "amax": (lambda x: (x.amax(), x.amax(1)), [f(2, 3)]),
-    "amin": (lambda x: (x.amin(), x.amin(0)), [f(2, 3)]),
-    "argmax": (lambda x: (x.argmax(), x.argmax(1)), [f(2, 3)]),
-    "argmin": (lambda x: (x.argmin(), x.argmin(0)), [f(2, 3)]),
-    "max": (lambda x: (x.max(), *x.max(1)), [f(2, 3)]),
-    "min": (lambda x: (x.min(), *x.min(0)), [f(2, 3)]),
-    "all": (lambda x: (x.all(), x.all(1)), [b(2, 3)]),
-    "any": (lambda x: (x.any(), x.any(0)), [b(2, 3)]),
-    "var": (lambda x: (x.var(), x.var(1)), [f(2, 3)]),
-    "std": (lambda x: (x.std(), x.std(0, correction=0)), [f(2, 3)]),
-    "logsumexp": (lambda x: dg.logsumexp(x, 1), [f(2, 3)]),
-    "norm": (lambda x: (x.norm(), x.norm(1, dim=1)), [f(2, 3)]),
-    "cumsum": (lambda x: x.cumsum(1), [f(2, 3)]),
-    "cumprod": (lambda x: x.cumprod(0), [f(2, 3)]),
-    # movement
-    "view": (lambda x: x.view(3, 2) * 1, [f(2, 3)]),
-    "reshape": (lambda x: x.t().reshape(6), [f(2, 3)]),
-    "view_as": (lambda x, y: x.view_as(y), [f(2, 3), f(3, 2)]),
-    "reshape_as": (lambda x, y: x.reshape_as(y), [f(2, 3), f(6)]),
-    "flatten": (lambda x: x.flatten(), [f(2, 3, 2)]),
-    "unflatten": (lambda x: x.unflatten(1, (2, 2)), [f(2, 4)]),
-    "transpose": (lambda x: x.transpose(0, 1) + 0, [f(2, 3)]),
-    "swapaxes": (lambda x: dg.swapaxes(x, 0, 1) + 0, [f(2, 3)]),
-    "t": (lambda x: x.t() + 0, [f(2, 3)]),
-    "permute": (lambda x: x.permute(2, 0, 1) + 0, [f(2, 3, 2)]),
-    "movedim": (lambda x: dg.movedim(x, 0, 2) + 0, [f(2, 3, 2)]),
-    "expand": (lambda x: x.expand(2, 3) + 0, [f(1, 3)]),
-    "expand_as": (lambda x, y: x.expand_as(y) + 0, [f(3), f(2, 3)]),
-    "broadcast_to": (lambda x: dg.broadcast_to(x, (2, 3)) + 0, [f(3)]),
-    "squeeze": (lambda x: x.squeeze(), [f(2, 1, 3)]),
-    "unsqueeze": (lambda x: x.unsqueeze(1), [f(2, 3)]),
-    "narrow": (lambda x: x.narrow(1, 1, 2) + 0, [f(2, 3)]),
-    "select": (lambda x: x.select(1, 2) + 0, [f(2, 3)]),
-    "diagonal": (lambda x: x.diagonal() + 0, [f(3, 3)]),
-    "clone": (lambda x: x.clone(), [f(2, 3)]),
-    "contiguous": (lambda x: x.t().contiguous(), [f(2, 3)]),
-    "cat": (lambda x, y: dg.cat([x, y], 1), [f(2, 3), f(2, 1)]),
-    "concat": (lambda x, y: dg.concat([x, y]), [f(2, 3), f(1, 3)]),
-    "concatenate": (lambda x, y: dg.concatenate([x, y]), [f(2, 3), f(1, 3)]),
-    "stack": (lambda x, y: dg.stack([x, y], 1), [f(2, 3), f(2, 3)]),
-    "hstack": (lambda x, y: dg.hstack([x, y]), [f(2, 3), f(2, 3)]),
-    "vstack": (lambda x, y: dg.vstack([x, y]), [f(2, 3), f(2, 3)]),
-    "split": (lambda x: tuple(p + 0 for p in x.split(2, 1)), [f(2, 5)]),
-    "chunk": (lambda x: tuple(p + 0 for p in x.chunk(2, 0)), [f(4, 3)]),
-    "unbind": (lambda x: tuple(p + 0 for p in x.unbind(1)), [f(2, 3)]),
-    "repeat": (lambda x: x.repeat(2, 1, 2), [f(2, 3)]),
-    "tile": (lambda x: x.tile(2), [f(2, 3)]),
-    "flip": (lambda x: x.flip(1), [f(2, 3)]),
-    "roll": (lambda x: x.roll(1, 1), [f(2, 3)]),
-    "tril": (lambda x: x.tril(), [f(3, 3)]),
-    "triu": (lambda x: x.triu(1), [f(3, 3)]),
-    "pad": (lambda x: (dg.nn.functional.pad(x, (1, 2)),
-                       dg.nn.functional.pad(x, (1, 1), mode="reflect")), [f(2, 3)]),
-    # indexing
-    "gather": (lambda x: x.gather(1, dg.tensor([[0, 2], [1, 1]], device=x.device)), [f(2, 3)]),
-    "scatter": (lambda x, s: x.scatter(1, dg.tensor([[2, 0]], device=x.device), s),
-                [f(2, 3), f(1, 2)]),
-    "scatter_add": (lambda x, s: x.scatter_add(0, dg.tensor([[1, 1, 0]], device=x.device), s),
-                    [f(2, 3), f(1, 3)]),
-    "index_select": (lambda x: x.index_select(1, dg.tensor([2, 0, 2], device=x.device)),
-                     [f(2, 3)]),
-    "index_add": (lambda x, s: x.index_add(0, dg.tensor([1, 1], device=x.device), s),
-                  [f(2, 3), f(2, 3)]),
-    "index_put": (lambda x, v: dg.index_put(x, (dg.tensor([0, 1, 1], device=x.device),
-                                                dg.tensor([2, 0, 0], device=x.device)), v,
-                                            accumulate=True), [f(2, 3), f(3)]),
-    "masked_fill": (lambda x, m: x.masked_fill(m, 0.5), [f(2, 3), b(2, 3)]),
-    "masked_select": (lambda x, m: x.masked_select(m), [f(2, 3), np.array([True, False, True])]),
-    "nonzero": (lambda x: (x.nonzero(), *x.nonzero(as_tuple=True)), [i(2, 3, lo=0, hi=2)]),
-    "argwhere": (lambda x: dg.argwhere(x), [i(2, 3, lo=0, hi=2)]),
-    "sort": (lambda x: tuple(x.sort(1, descending=True)), [f(2, 4)]),
-    "argsort": (lambda x: x.argsort(0), [f(3, 2)]),
-    "topk": (lambda x: tuple(x.topk(2, 1)), [f(2, 4)]),
-    # linear algebra
-    "matmul": (lambda a, b_, v: (a @ b_, a @ v, v @ b_.transpose(1, 2)[0].t()),
-               [f(2, 3), f(2, 3, 4), f(3)]),
-    "mm": (dg.mm, [f(2, 3), f(3, 2)]),
-    "bmm": (dg.bmm, [f(2, 2, 3), f(2, 3, 2)]),
-    "mv": (dg.mv, [f(2, 3), f(3)]),
-    "dot": (dg.dot, [f(3), f(3)]),
-    "outer": (dg.outer, [f(2), f(3)]),
-    "ger": (dg.ger, [f(2), f(3)]),
-    "einsum": (lambda a, b_: (dg.einsum("ij,jk->ik", a, b_), dg.einsum("ij->j", a),
-                              dg.einsum("ij,ij->i", a, a)), [f(2, 3), f(3, 2)]),
-})
-
-
-def _run(fn, arrays, device):
-    """Outputs of ``fn`` and the gradients of every float input, on ``device``."""
-    ts = [dg.tensor(a, device=device, requires_grad=a.dtype.kind == "f") for a in arrays]
-    outs = fn(*ts)
-    outs = outs if isinstance(outs, tuple) else (outs,)
-    floats = [o for o in outs if o.requires_grad]
-    if floats:
-        w_rng = np.random.default_rng(1)
-        loss = sum((o * dg.tensor(w_rng.uniform(0.5, 1.5, tuple(o.shape)).astype(np.float32),
-                                  device=device)).sum() for o in floats)
-        loss.backward()
-    return outs, [t.grad for t in ts]
-
-
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_op_on_cuda_matches_cpu(name, cuda, same):
-    fn, arrays = CASES[name]
-    want, want_grads = _run(fn, arrays, "cpu")
-    got, got_grads = _run(fn, arrays, cuda)
-    assert len(got) == len(want)
-    for g, w in zip(got, want):
-        same(g, w)
-    for g, w in zip(got_grads, want_grads):
-        assert (g is None) == (w is None)
-        if w is not None:
-            same(g, w)
-
-
-def test_every_registered_op_has_a_cuda_line():
-    missing = sorted(set(REGISTRY) - set(CASES))
-    assert not missing, f"ops with no CUDA test line: {missing}"
+@pytest.mark.parametrize("name", sorted(COMPOSITIONS))
+def test_compositions_on_cuda_match_cpu(name, cuda):
+    fn, shapes = COMPOSITIONS[name]
+    sample = Sample(tuple(signed(s, k) for k, s in enumerate(shapes)))
+    assert_same_results(run_with_loss(fn, sample, dg.float32, cuda),
+                        run_with_loss(fn, sample, dg.float32, "cpu"))
 
 
 KEYS = {  # advanced keys: index and mask tensors on the device, as training code writes them
@@ -203,16 +52,14 @@ KEYS = {  # advanced keys: index and mask tensors on the device, as training cod
 
 
 @pytest.mark.parametrize("name", sorted(KEYS))
-def test_advanced_indexing_on_cuda_matches_cpu(name, cuda, same):
-    x = f(4, 3, 2)
-    want, want_grads = _run(lambda t: KEYS[name](t, "cpu"), [x], "cpu")
-    got, got_grads = _run(lambda t: KEYS[name](t, cuda), [x], cuda)
-    same(got[0], want[0])
-    same(got_grads[0], want_grads[0])
+def test_advanced_indexing_on_cuda_matches_cpu(name, cuda):
+    sample = Sample((signed((4, 3, 2)),))
+    assert_same_results(run_with_loss(lambda t: KEYS[name](t, cuda), sample, dg.float32, cuda),
+                        run_with_loss(lambda t: KEYS[name](t, "cpu"), sample, dg.float32, "cpu"))
 
 
-@pytest.mark.parametrize("value", [f(3, 2) > 0, i(2, 3, lo=0, hi=2), np.float32(2.0),
-                                   np.float32(0.0), np.zeros((2, 0), np.float32)],
+@pytest.mark.parametrize("value", [f(3, 2) > 0, integers((2, 3), 0, 0, 2).astype(np.int64),
+                                   np.float32(2.0), np.float32(0.0), np.zeros((2, 0), np.float32)],
                          ids=["mask", "ints", "scalar", "zero", "empty"])
 def test_nonzero_on_cuda_matches_cpu(value, cuda, same):
     x = dg.tensor(value)

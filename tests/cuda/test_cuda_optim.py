@@ -7,6 +7,7 @@ import pytest
 import dynagrad as dg
 from dynagrad import optim
 from dynagrad.tensor import Tensor
+from harness import assert_all_close
 
 CONFIGS = {
     "sgd": (optim.SGD, {"lr": 0.1}),
@@ -54,21 +55,15 @@ def _run(name: str, steps: int, dtype, device=None):
     return out
 
 
-def _assert_same(got, want, rtol, atol):
-    assert len(got) == len(want)
-    for a, b in zip(got, want):
-        dg.testing.assert_close(a, b, rtol=rtol, atol=atol)
-
-
 @pytest.mark.parametrize("name", sorted(CONFIGS))
 def test_cuda_steps_match_cpu(name, cuda):
     # 7 steps: long enough for RAdam's rectification and ASGD's averaging to start
     want = _run(name, 7, np.float64)
     got = _run(name, 7, np.float64, device=cuda)
-    _assert_same(got, want, rtol=1e-12, atol=1e-12)
+    assert_all_close(got, want, rtol=1e-12, atol=1e-12)
     want = _run(name, 2, np.float32)
     got = _run(name, 2, np.float32, device=cuda)
-    _assert_same(got, want, rtol=1e-5, atol=1e-6)
+    assert_all_close(got, want, rtol=1e-5, atol=1e-6)
 
 
 def test_cuda_state_lives_on_the_parameters_device(cuda):

@@ -1,5 +1,6 @@
-"""Activations: values and input gradients against torch, gradcheck / gradgradcheck in float64,
-in-place variants, modules (extra_repr and parity), softmax family edge cases and errors."""
+"""Activations: the records of tests/opinfos/nn.py (values and input gradients against torch in
+float64 and float32, gradcheck / gradgradcheck), then float32 accuracy over the whole range, fused
+nodes, in-place variants, modules (extra_repr and parity), softmax family edge cases and errors."""
 import warnings
 
 import numpy as np
@@ -9,72 +10,19 @@ import dynagrad as dg
 import dynagrad.nn as nn
 import dynagrad.nn.functional as F
 from dynagrad.kernels.cpu.backend import PARALLEL_MIN_ELEMENTS
+from harness import check_op
+from opinfo import NN_OPINFOS, params
+from opinfos.nn import X
 
 torch = pytest.importorskip("torch")
 TF = torch.nn.functional
 
-# the registered ops these tests cover (tests/test_registry.py)
-TESTED_OPS = {"leaky_relu", "elu", "selu", "celu", "gelu", "silu", "mish", "hardtanh",
-              "hardsigmoid", "hardswish", "softplus", "softsign", "softshrink", "hardshrink",
-              "threshold", "logsigmoid", "softmax", "log_softmax"}
-
-RNG = np.random.default_rng(0)
-X = RNG.standard_normal((3, 5)) * 3
-X[0, :3] = [0.0, 3.0, -3.0]  # kinks of the piecewise activations
-
-# name, kwargs (the same for dynagrad and torch)
-CASES = [
-    ("relu", {}), ("relu6", {}), ("leaky_relu", {"negative_slope": 0.1}), ("elu", {"alpha": 0.7}),
-    ("selu", {}), ("celu", {"alpha": 1.3}), ("gelu", {}), ("gelu", {"approximate": "tanh"}),
-    ("silu", {}), ("mish", {}), ("sigmoid", {}), ("tanh", {}),
-    ("hardtanh", {"min_val": -0.5, "max_val": 2.0}), ("hardsigmoid", {}), ("hardswish", {}),
-    ("softplus", {}), ("softplus", {"beta": 2.0, "threshold": 3.0}), ("softsign", {}),
-    ("softshrink", {"lambd": 0.7}), ("hardshrink", {"lambd": 0.7}), ("tanhshrink", {}),
-    ("threshold", {"threshold": 0.3, "value": -2.0}), ("logsigmoid", {}),
-    ("softmax", {"dim": 1}), ("softmax", {"dim": 0}), ("log_softmax", {"dim": 1}),
-    ("log_softmax", {"dim": 0}), ("softmin", {"dim": 1}), ("glu", {"dim": 1}),
-    ("glu", {"dim": 0}),
-]
-IDS = [f"{n}-{k}" for n, k in CASES]
+RNG = np.random.default_rng(1)
 
 
-def _input(name, dim_kw):
-    if name == "glu":  # needs an even size along dim
-        return X[:2, :4]
-    return X
-
-
-def _run_both(name, kw, x, dtype):
-    xd = dg.tensor(x.astype(dtype), requires_grad=True)
-    xt = torch.tensor(x.astype(dtype), requires_grad=True)
-    yd, yt = getattr(F, name)(xd, **kw), getattr(TF, name)(xt, **kw)
-    g = RNG.standard_normal(tuple(yt.shape)).astype(dtype)
-    yd.backward(dg.tensor(g))
-    yt.backward(torch.tensor(g))
-    return yd, yt, xd, xt
-
-
-@pytest.mark.parametrize("name,kw", CASES, ids=IDS)
-@pytest.mark.parametrize("dtype,tol", [("float64", 1e-12), ("float32", 2e-6)])
-def test_matches_torch(name, kw, dtype, tol):
-    yd, yt, xd, xt = _run_both(name, kw, _input(name, kw), dtype)
-    assert yd.dtype.name == dtype and tuple(yd.shape) == tuple(yt.shape)
-    np.testing.assert_allclose(yd.detach().numpy(), yt.detach().numpy(), rtol=tol, atol=tol)
-    # torch's celu and hardsigmoid backward use float32 constants (1/alpha, 1/6) even for float64
-    # inputs (ours are exact, as gradcheck below confirms): agreement to float32 precision only
-    gtol = max(tol, 1e-6) if name in ("celu", "hardsigmoid") else tol
-    np.testing.assert_allclose(xd.grad.numpy(), xt.grad.numpy(), rtol=gtol, atol=gtol)
-
-
-@pytest.mark.parametrize("name,kw", CASES, ids=IDS)
-def test_gradcheck_and_gradgradcheck(name, kw):
-    x = _input(name, kw).copy()
-    x[np.abs(np.abs(x) - 3.0) < 1e-3] += 0.01  # finite differences need distance from kinks
-    x[np.abs(x) < 1e-3] += 0.01
-    xd = dg.tensor(x, requires_grad=True)
-    fn = lambda t: getattr(F, name)(t, **kw)  # noqa: E731
-    assert dg.autograd.gradcheck(fn, (xd,))
-    assert dg.autograd.gradgradcheck(fn, (xd,))
+@pytest.mark.parametrize("info,dtype", params(NN_OPINFOS.values()))
+def test_op(info, dtype):
+    check_op(info, "cpu", dtype)
 
 
 @pytest.mark.parametrize("name,kw", [
@@ -85,7 +33,7 @@ def test_float32_activations_match_float64_over_their_range(name, kw):
     # the float32 forms (scalarlib's vectorizable exp, expm1, log1p, tanh, sigmoid, one-call
     # gradients) must stay within float32 rounding of PyTorch's float64 result from -30 to 30,
     # and compile without Numba's IR warnings (the threaded kernels from 2^17 elements run the
-    # same expression; this size reuses the serial kernels test_matches_torch compiles)
+    # same expression; this size reuses the serial kernels the records compile)
     from numba.core.errors import NumbaIRAssumptionWarning
     x = np.linspace(-30, 30, (1 << 16) + 3)
     g = RNG.standard_normal(x.shape)
@@ -142,7 +90,7 @@ def test_inplace(name, kw):
     getattr(F, name)(b, inplace=True, **kw).sum().backward()
     at = torch.tensor(X, requires_grad=True)
     getattr(TF, name)(at * 1.0, **kw).sum().backward()
-    # (torch's hardsigmoid gradient uses a float32 1/6, see test_matches_torch)
+    # (torch's hardsigmoid gradient uses a float32 1/6, see tests/opinfos/nn.py)
     np.testing.assert_allclose(a.grad.numpy(), at.grad.numpy(), rtol=1e-6)
 
 
@@ -247,7 +195,7 @@ def test_module_repr_and_parity(name, args, kw):
     np.testing.assert_allclose(yd.detach().numpy(), yt.detach().numpy(), rtol=1e-12, atol=1e-12)
     yd.sum().backward()
     yt.sum().backward()
-    # 1e-6: torch's CELU/Hardsigmoid gradients use float32 constants (see test_matches_torch)
+    # 1e-6: torch's CELU/Hardsigmoid gradients use float32 constants (see tests/opinfos/nn.py)
     np.testing.assert_allclose(xd.grad.numpy(), xt.grad.numpy(), rtol=1e-6, atol=1e-12)
     for (n, pd), (_, pt) in zip(md.named_parameters(), mt.named_parameters()):
         np.testing.assert_allclose(pd.grad.numpy(), pt.grad.numpy(), rtol=1e-12, err_msg=n)
