@@ -22,7 +22,7 @@ from .layout import laid_out_like
 from .shapes import shape_arg
 from .autograd.grad_mode import no_grad
 from .kernels import philox as stream
-from .kernels.cuda import backend as gpu
+from .kernels.cuda import backend as cuda_backend
 from .kernels.cpu import philox
 from .kernels.cuda.device_array import DeviceArray
 from .kernels.buffers import host, move_array
@@ -169,7 +169,7 @@ def _uniform_on(generator, index: int | None, shape, dt: DType):
         return _uniform(gen, shape, dt)
     name = _draw_dtype(dt).name
     state = gen.bit_generator.state
-    out = gpu.philox_uniform(state, tuple(shape), name, index)
+    out = cuda_backend.philox_uniform(state, tuple(shape), name, index)
     gen.bit_generator.state = stream.advance_state(state, out.size, name)
     return out
 

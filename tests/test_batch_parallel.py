@@ -1,5 +1,5 @@
-"""Batch slices run on OpenBLAS's worker threads (dynagrad._runtime.blas_threads): every item covered
-once, results in slice order, BLAS's thread count restored (also after an error and across
+"""Batch slices run on OpenBLAS's worker threads (dynagrad._runtime.blas_threads): every item
+covered once, results in slice order, BLAS's thread count restored (also after an error and across
 concurrent callers), and the convolution that uses it equal to its unsplit self."""
 import os
 import threading

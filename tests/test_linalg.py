@@ -152,9 +152,9 @@ def test_small_row_products_from_packed_register_tiles_match_numpy():
 
 
 def test_linear_and_2d_matmul_with_few_rows_match_float64():
-    # float32 products in kernels.cpu.gemm.products.matmul_2d's tile range: F.linear's forward (x @ W.T),
-    # input and weight gradients (g @ W, g.T @ x; with few rows) and a plain 2-D matmul of a
-    # transposed view, against float64 NumPy
+    # float32 products in kernels.cpu.gemm.products.matmul_2d's tile range: F.linear's forward
+    # (x @ W.T), input and weight gradients (g @ W, g.T @ x; with few rows) and a plain 2-D
+    # matmul of a transposed view, against float64 NumPy
     import dynagrad.nn.functional as F
     from dynagrad.kernels.cpu.gemm import products as linalg
     rng = np.random.default_rng(10)

@@ -1,5 +1,5 @@
-"""glibc malloc tuning at import (dynagrad._runtime.malloc): a 20 MiB buffer comes from the reusable heap,
-not from fresh mapped pages, unless the user opts out; the user's own malloc settings win."""
+"""glibc malloc tuning at import (dynagrad._runtime.malloc): a 20 MiB buffer comes from the
+reusable heap, not from fresh mapped pages, unless the user opts out; the user's own malloc settings win."""
 import ctypes
 import json
 import os

@@ -5,7 +5,8 @@ buffer without asking which it is.
 Example:
     >>> import numpy as np
     >>> from dynagrad.kernels import buffers
-    >>> buffers.is_host(np.zeros(2)), buffers.full_like_array(np.zeros(2), (3,), 7, np.int64).tolist()
+    >>> filled = buffers.full_like_array(np.zeros(2), (3,), 7, np.int64)
+    >>> buffers.is_host(filled), filled.tolist()
     (True, [7, 7, 7])
 """
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 Every kernel is a small generated Python module. Its file name is a hash of everything that changes
 the compiled code (the source itself, the helper modules it imports, dynagrad's kernel ABI, Numba's
-version), so a stale entry can never be picked up. Numba's own ``cache=True`` stores the machine code next to it;
+version), so a stale entry can never be picked up. Numba's own ``cache=True`` stores the machine
+code next to it;
 one file per specialization plus a per-file lock keeps concurrent processes from corrupting a shared
 index (numba#10128).
 

@@ -27,7 +27,7 @@ from ..autograd.function import node_class, record
 from ..dtypes import bool_, int64
 from ..errors import describe
 from ..kernels.cpu import backend as cpu
-from ..kernels.cuda import backend as gpu
+from ..kernels.cuda import backend as cuda_backend
 from ..kernels.cuda.device_array import DeviceArray
 from ..kernels.backend import backend
 from ..tensor import Tensor, _wrap
@@ -374,7 +374,7 @@ def _device_take(arr, key):
     """``arr[key]`` for an advanced key on a CUDA buffer (a gather of the selected positions)."""
     pos = _positions(arr.shape, key)
     flat = contiguous(arr).reshape(1, -1, 1)
-    picked = gpu.index_select3(flat, move_array(pos.reshape(-1), arr.device_index))
+    picked = cuda_backend.index_select3(flat, move_array(pos.reshape(-1), arr.device_index))
     return picked.reshape(pos.shape)
 
 
@@ -395,9 +395,9 @@ def _device_write(arr, key, value, accumulate: bool) -> None:
     flat = arr.reshape(1, -1, 1)
     index = move_array(pos.reshape(1, n, 1), arr.device_index)
     if accumulate:
-        gpu.index_add3(flat, index.reshape(n), src.reshape(1, n, 1))
+        cuda_backend.index_add3(flat, index.reshape(n), src.reshape(1, n, 1))
     else:  # repeated positions: one of the values wins, as with NumPy and PyTorch
-        gpu.scatter3(flat, index, src.reshape(1, n, 1), False)
+        cuda_backend.scatter3(flat, index, src.reshape(1, n, 1), False)
 
 
 def _assign(arr: np.ndarray, key, value) -> None:

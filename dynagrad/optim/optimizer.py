@@ -3,7 +3,7 @@
 Subclasses implement ``step``; it is wrapped automatically so that it runs under ``no_grad``, calls
 the step hooks and marks the optimizer as stepped (for the LR schedulers' order check). The update
 math of every built-in optimizer runs in one generated kernel per parameter tensor (see
-``dynagrad/kernels/fused_update.py``, compiled for the CPU or, for parameters on a GPU, as a CUDA
+``dynagrad/kernels/optim_updates.py``, compiled for the CPU or, for parameters on a GPU, as a CUDA
 kernel from the same loop body); ``launch`` is the bridge from tensors to that kernel.
 
 Example:

@@ -1,4 +1,5 @@
-"""The CUDA kernel layer (dynagrad.kernels.cuda.runner) on raw numba device arrays, against float64 NumPy.
+"""The CUDA kernel layer (dynagrad.kernels.cuda.runner) on raw numba device arrays, against
+float64 NumPy.
 
 Covers every kernel family: elementwise (contiguous, broadcast, strided, 0-d, size-1 dims, many
 dims, float16 storage, int and bool, scalar parameters, dtype casts), the scalar helpers the op

@@ -253,7 +253,8 @@ def pooled_kernel(args: list, slice_loop: list, blocked: bool = False, tail: lis
               *(tail if blocked else ())]
     names = ", ".join(name for name, _, _ in args)
     decorator = decorator or _decorator()
-    return (HEADER + "from dynagrad.kernels.cpu.worker_pool import pointer, run_slices, slice_count\n\n"
+    return (HEADER
+            + "from dynagrad.kernels.cpu.worker_pool import pointer, run_slices, slice_count\n\n"
             + decorator + "def slice_kernel(row):\n" + "\n".join(head + body + slice_loop)
             + "\n\n\n" + decorator + f"def kernel({names}):\n" + "\n".join(driver) + "\n")
 

@@ -14,11 +14,11 @@ import numpy as np
 
 from ...determinism import are_deterministic_algorithms_enabled
 from .. import buffers
-from . import runner as cuda
+from . import runner
 from .device_array import DeviceArray, copy_into
 
 # kernels that need scratch memory (two-pass reductions, staging) take it from the caching allocator
-cuda.set_scratch_allocator(lambda shape, dtype: DeviceArray.empty(shape, dtype).kernel_view())
+runner.set_scratch_allocator(lambda shape, dtype: DeviceArray.empty(shape, dtype).kernel_view())
 
 
 def empty(shape: tuple, dtype, like: DeviceArray) -> DeviceArray:
@@ -33,59 +33,59 @@ def _empty_like(arr: DeviceArray, shape: tuple, dtype) -> DeviceArray:
 def elementwise(expr: str, kinds: tuple, types: tuple, out_type: str, operands: tuple,
                 out: DeviceArray, params: tuple = ()) -> None:
     """``out[...] = expr(*operands)`` with broadcasting (as ``cpu.elementwise``)."""
-    if not params and out.flags.c_contiguous and cuda.elementwise_flat(expr, kinds, types,
-                                                                        out_type, operands, out):
+    if not params and out.flags.c_contiguous and runner.elementwise_flat(
+            expr, kinds, types, out_type, operands, out):
         return
-    cuda.elementwise(expr, kinds, types, out_type,
-                     tuple(o.kernel_view() if k == "a" else o for o, k in zip(operands, kinds)),
-                     out.kernel_view(), params)
+    runner.elementwise(expr, kinds, types, out_type,
+                       tuple(o.kernel_view() if k == "a" else o for o, k in zip(operands, kinds)),
+                       out.kernel_view(), params)
 
 
 def reduce_axis(x: DeviceArray, dim: int, kind: tuple, out_dtype) -> DeviceArray:
     """Reduce ``x`` over ``dim`` (deterministic: a fixed-order tree per output element)."""
     out = _empty_like(x, x.shape[:dim] + x.shape[dim + 1:], out_dtype)
     if out.size:
-        cuda.reduce_axis(x.kernel_view(), dim, kind, out.kernel_view())
+        runner.reduce_axis(x.kernel_view(), dim, kind, out.kernel_view())
     return out
 
 
 def arg_reduce_axis(x: DeviceArray, dim: int, better: str) -> DeviceArray:
     out = _empty_like(x, x.shape[:dim] + x.shape[dim + 1:], np.int64)
     if out.size:
-        cuda.arg_reduce_axis(x.kernel_view(), dim, better, out.kernel_view())
+        runner.arg_reduce_axis(x.kernel_view(), dim, better, out.kernel_view())
     return out
 
 
 def scan_axis(x: DeviceArray, dim: int, combine: str) -> DeviceArray:
     out = _empty_like(x, x.shape, x.dtype)
     if out.size:
-        cuda.scan_axis(x.kernel_view(), dim, combine, out.kernel_view())
+        runner.scan_axis(x.kernel_view(), dim, combine, out.kernel_view())
     return out
 
 
 def gather3(x3: DeviceArray, index3: DeviceArray) -> DeviceArray:
     out = _empty_like(x3, index3.shape, x3.dtype)
     if out.size:
-        cuda.gather3(x3.kernel_view(), index3.kernel_view(), out.kernel_view())
+        runner.gather3(x3.kernel_view(), index3.kernel_view(), out.kernel_view())
     return out
 
 
 def scatter3(out3: DeviceArray, index3: DeviceArray, src3: DeviceArray, accumulate: bool) -> None:
     if index3.size:
-        cuda.scatter3(out3.kernel_view(), index3.kernel_view(), src3.kernel_view(), accumulate,
+        runner.scatter3(out3.kernel_view(), index3.kernel_view(), src3.kernel_view(), accumulate,
                       are_deterministic_algorithms_enabled())
 
 
 def index_select3(x3: DeviceArray, index: DeviceArray) -> DeviceArray:
     out = _empty_like(x3, (x3.shape[0], index.shape[0], x3.shape[2]), x3.dtype)
     if out.size:
-        cuda.index_select3(x3.kernel_view(), index.kernel_view(), out.kernel_view())
+        runner.index_select3(x3.kernel_view(), index.kernel_view(), out.kernel_view())
     return out
 
 
 def index_add3(out3: DeviceArray, index: DeviceArray, src3: DeviceArray) -> None:
     if src3.size:
-        cuda.index_add3(out3.kernel_view(), index.kernel_view(), src3.kernel_view(),
+        runner.index_add3(out3.kernel_view(), index.kernel_view(), src3.kernel_view(),
                         are_deterministic_algorithms_enabled())
 
 
@@ -93,13 +93,13 @@ def argsort_axis(x: DeviceArray, dim: int, descending: bool, k: int | None = Non
     """The stable sort permutation (int64) of ``x`` (at least 1-D) along ``dim``, or its first
     ``k`` entries (topk). NaN sorts as the largest value; equal values keep their original
     order, also when ``descending`` (as the CPU path). O(R^2) work per line of length R (see
-    ``cuda.sort_axis``).
+    ``runner.sort_axis``).
     """
     dim %= x.ndim
     n = x.shape[dim]
     out = _empty_like(x, x.shape[:dim] + (n if k is None else k,) + x.shape[dim + 1:], np.int64)
     if out.size:  # bools compare as their bytes
-        cuda.sort_axis((x.view(np.uint8) if x.dtype == np.bool_ else x).kernel_view(), dim,
+        runner.sort_axis((x.view(np.uint8) if x.dtype == np.bool_ else x).kernel_view(), dim,
                        descending, out.kernel_view())
     return out
 
@@ -134,7 +134,7 @@ def _matmul_3d(a: DeviceArray, b: DeviceArray) -> DeviceArray:
     if a.shape[-1] == 0:
         out[...] = 0
         return out
-    cuda.matmul(_dense(a).kernel_view(), _dense(b).kernel_view(), out.kernel_view())
+    runner.matmul(_dense(a).kernel_view(), _dense(b).kernel_view(), out.kernel_view())
     return out
 
 
@@ -162,7 +162,7 @@ def philox_uniform(state: dict, shape: tuple, dtype, device_index: int) -> Devic
         keys = _ROUND_KEYS[(device_index, key)] = DeviceArray.from_host(
             philox.round_keys(key), device_index)
     name = np.dtype(dtype).name
-    cuda.launch_flat(("philox_uniform", name), lambda: uniform_kernel(name),
+    runner.launch_flat(("philox_uniform", name), lambda: uniform_kernel(name),
                      out.size, out.reshape(-1).kernel_view(), keys.kernel_view(),
                      *philox.kernel_state(state))
     return out

@@ -3,7 +3,7 @@
 Every array argument is a numba device array (``DeviceNDArray`` on a GPU, the simulator's
 ``FakeCUDAArray``) of any shape and strides - stride 0 broadcasts - and outputs are written in
 place; ``elementwise_flat`` alone takes dynagrad's ``DeviceArray`` s, by address. Kernels come
-from ``cuda_templates`` through ``cache.lookup(..., target="cuda")``: one hash-named source file
+from ``templates`` through ``cache.lookup(..., target="cuda")``: one hash-named source file
 per specialization, compiled once per GPU architecture and kept on disk.
 
 Reductions, scans, arg-reductions and every index kernel whose ``deterministic`` flag is set use
@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from .runtime import current_index as _runtime_index
-from . import launch as cuda_launch
+from . import launch
 from . import templates
 from ..cache import _log, _memory, _stats, cuda_arch, lookup
 
@@ -110,7 +110,7 @@ def _launch_1d(n: int) -> tuple:
 def launch_flat(key: tuple, build, n: int, *args) -> None:
     """Run a generated grid-stride kernel over ``n`` items: ``build()`` gives its
     ``(source, name, signature, description)`` on the first call (e.g. an optimizer update from
-    ``fused_update.update_kernel(..., target="cuda")``). ``key`` names the kernel among the CUDA
+    ``optim_updates.update_kernel(..., target="cuda")``). ``key`` names the kernel among the CUDA
     ones: it is kept apart from CPU kernels' keys and from other architectures'."""
     _runtime()
     if n:
@@ -287,16 +287,16 @@ def elementwise_flat(expr: str, kinds: tuple, types: tuple, out_type: str, opera
     if not n:
         return True
     kernel = elementwise_kernel(expr, kinds, types, tuple(arr_types), out_type, _tname(out.dtype))
-    if type(kernel) is not cuda_launch.Launcher:
+    if type(kernel) is not launch.Launcher:
         return False
     values: list = []
     for i, (o, k, t) in enumerate(zip(operands, kinds, types)):
         if k == "a":
-            values += cuda_launch.flat_array_values(o.data_ptr, n, o.itemsize)
+            values += launch.flat_array_values(o.data_ptr, n, o.itemsize)
         else:
             kernel.pack(i, _scalar(o, t), values)
-    values += cuda_launch.flat_array_values(out.data_ptr, n, out.itemsize)
-    kernel.launch_values(cuda_launch.config(*_launch_1d(n)), values)
+    values += launch.flat_array_values(out.data_ptr, n, out.itemsize)
+    kernel.launch_values(launch.config(*_launch_1d(n)), values)
     return True
 
 

@@ -1,5 +1,5 @@
 """CUDA kernel templates: each function returns ``(source, function_name, signature, description)``
-like ``templates.py``, for ``cuda.jit`` grid-stride kernels on numba device arrays.
+like ``kernels/cpu/templates.py``, for ``cuda.jit`` grid-stride kernels on numba device arrays.
 
 The scalar pieces (an elementwise expression, a reduction's ``init``/``combine``/``final``, a scan's
 ``combine``, an arg-reduction's ``better``) are the very strings the CPU templates receive, so an op

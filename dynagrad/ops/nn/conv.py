@@ -5,7 +5,7 @@ spatial dims): a generated im2col kernel copies a few samples' input patches int
 that stays in the L2 cache, one BLAS GEMM per chunk multiplies it by the weight (all groups in one
 batched ``np.matmul``), and the backward pass runs the GEMMs the other way and scatters the column
 gradient back with col2im. float32 on AVX-512 runs the same steps per sample inside two compiled
-kernels, the products on register tiles (``kernels/conv_tiles.py``). A transposed convolution is
+kernels, the products on register tiles (``kernels/cpu/gemm/conv.py``). A transposed convolution is
 the adjoint of a convolution, so it runs the same two routines swapped.
 
 Double backward (``create_graph=True`` through a convolution) is not supported and raises.
@@ -139,7 +139,7 @@ class _Geom:
 
 
 # float32 convolutions on AVX-512 run forward and backward on register tiles
-# (``kernels/conv_tiles.py``), im2col and col2im fused in: they beat this engine's per-sample
+# (``kernels/cpu/gemm/conv.py``), im2col and col2im fused in: they beat this engine's per-sample
 # OpenBLAS products on every net measured, forward and backward.
 _NO_BIAS = np.empty(0, np.float32)
 _NO_COLS = np.empty((0, 0, 0), np.float32)

@@ -2,7 +2,7 @@
 
 Each pooling window is described per axis by its first in-range tap, its number of in-range
 taps and the tap step, computed here in NumPy; the generated kernels
-(``dynagrad/kernels/nn_conv.py``) then loop over ``(N * C, H, W)`` planes. 1-D pooling is 2-D
+(``dynagrad/kernels/cpu/nn/conv.py``) then loop over ``(N * C, H, W)`` planes. 1-D pooling is 2-D
 pooling with ``H == 1``. Max pooling records the flat index ``h * W + w`` of each maximum (returned
 with ``return_indices=True``, as PyTorch) and its backward scatters the gradient to those indices.
 Double backward is not supported and raises. CUDA tensors take ``max_pool_composite`` and

@@ -3,7 +3,7 @@
 One direction of one layer over a whole sequence is a single autograd node. Its forward multiplies
 the input by ``W_ih`` for all time steps at once (one product), then loops over time doing
 ``h @ W_hh.T`` (register tiles for float32, else BLAS) and one fused generated kernel for the
-gate nonlinearities and state update (``dynagrad/kernels/nn_rnn.py``). Its backward runs the
+gate nonlinearities and state update (``dynagrad/kernels/cpu/nn/rnn.py``). Its backward runs the
 mirror loop, and the weight and input gradients are again one product each over all steps.
 Gate layouts and parameter shapes are PyTorch's (LSTM ``i f g o``, GRU ``r z n``). This node has
 no double backward (as cuDNN's RNN). CUDA tensors run ``recurrent_composite`` (the same steps as
@@ -51,7 +51,7 @@ def _kernel(kind: str, dtype: str):
 def _state_product(b: np.ndarray) -> tuple:
     """``(b_ready, product)`` for the state products ``out = a @ b`` of every time step:
     ``product(a, b_ready, out)``. float32 runs on register tiles with ``b`` packed once
-    (``kernels/tile_gemm.py``, faster than OpenBLAS on these small products), anything else on
+    (``kernels/cpu/gemm/matmul.py``, faster than OpenBLAS on these small products), anything else on
     NumPy's BLAS with ``b`` made contiguous (BLAS is faster on ``W_hh.T`` copied than on the
     transposed view)."""
     if b.dtype == np.float32 and gemm_tile.AVAILABLE:

@@ -54,7 +54,7 @@ TRANSPOSED_A_SHORT_MAX = 256
 
 def matmul_2d(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """``np.matmul(a, b, out=out)`` for 2-D ``a`` and ``b`` (``out`` C-contiguous and apart
-    from both, or None); float32 products run on ``kernels/tile_gemm.py``'s register tiles
+    from both, or None); float32 products run on ``kernels/cpu/gemm/matmul.py``'s register tiles
     where those are faster (above).
 
     Example:

@@ -11,7 +11,7 @@ operand whose columns are not contiguous (``key.transpose(-2, -1)``) so that the
 its rows as vectors.
 
 All are Numba intrinsics on integer addresses and element strides, for generated kernels
-(``kernels/batched_gemm.py``, ``kernels/tile_gemm.py``); callers check ``AVAILABLE`` and
+(``kernels/cpu/gemm/batched.py``, ``kernels/cpu/gemm/matmul.py``); callers check ``AVAILABLE`` and
 guarantee the shapes and bounds.
 
 Example:
