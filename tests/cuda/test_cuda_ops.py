@@ -22,6 +22,14 @@ def test_op_on_cuda_matches_cpu(info, dtype, cuda):
     check_op(info, "cuda", dtype)
 
 
+def test_every_record_has_cuda_samples():
+    # a new op cannot skip its CUDA path
+    missing = sorted(name for name, info in OPINFOS.items()
+                     if not any(info.sampler(dtype, device="cuda")
+                                for dtype in info.dtypes.get("cuda", ())))
+    assert not missing, f"records without CUDA samples: {missing}"
+
+
 COMPOSITIONS = {  # what no single record makes: device ops on broadcast views, shared operands
     "broadcast_to_add": (lambda x: dg.broadcast_to(x, (2, 3)) + 0, [(3,)]),
     "expand_add": (lambda x: x.expand(2, 3) + 0, [(1, 3)]),
