@@ -41,7 +41,8 @@ def activation(name, *kwargs, grad_tol64=1e-12, registered=False):
             samples += [Sample((_off_kinks(x),), kw) for kw in kwargs or [{}]]
         return samples
     return OpInfo(name if registered else f"nn.functional.{name}", "nn", sampler, None,
-                  {"cpu": (dg.float64, dg.float32)}, op=getattr(F, name),
+                  {"cpu": (dg.float64, dg.float32), "cuda": (dg.float32,) if registered else ()},
+                  op=getattr(F, name),
                   torch=f"nn.functional.{name}", tol=TOL,
                   grad_tol={"float64": (grad_tol64,) * 2, "float32": TOL["float32"]},
                   gradgrad=True)
@@ -91,10 +92,11 @@ def layer(name, make, torch_name=None, differentiable=True):
     """The record of nn op ``name``: ``make(dtype)`` gives its samples (float arrays are the
     inputs under test, differentiated in float64; int arrays and tensors fixed operands)."""
     def sampler(dtype, device="cpu", requires_grad=False):
-        if device != "cpu" or (requires_grad and dtype is not dg.float64):
+        if requires_grad and dtype is not dg.float64:
             return []
-        return list(make(dtype))
-    return OpInfo(name, "nn", sampler, None, {"cpu": (dg.float64, dg.float32)},
+        return list(make(dtype))  # (tiny: the same samples serve the CUDA simulator)
+    return OpInfo(name, "nn", sampler, None,
+                  {"cpu": (dg.float64, dg.float32), "cuda": (dg.float32,)},
                   torch=torch_name or f"nn.functional.{name}", differentiable=differentiable,
                   tol=LAYER_TOL, grad_tol=LAYER_TOL)
 
