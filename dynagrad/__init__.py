@@ -35,7 +35,9 @@ with _collection_paused():
     globals().update({k: v for k, v in _FUNCTIONS.items() if k not in ("pow",)})
 
     from . import nn, optim, serialization, utils
-    from . import cuda
+    from . import cuda, func
+    from .control_flow import cond, while_loop
+    from .func import vmap
     from .serialization import load, save
     from ._warmup import warmup
     from .interop import from_dlpack  # (also gives Tensor its interop protocols)

@@ -24,7 +24,7 @@ from .tensor import Tensor, _wrap
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "zeros_like",
            "ones_like", "full_like", "empty_like", "arange", "linspace", "logspace", "eye",
-           "scalar_tensor", "is_tensor", "numel"]
+           "scalar_tensor", "is_tensor", "numel", "get_device"]
 
 
 def _infer_dtype(data) -> DType:
@@ -278,3 +278,8 @@ def is_tensor(obj) -> bool:
 
 def numel(input: Tensor) -> int:
     return input.numel()
+
+
+def get_device(input: Tensor) -> int:
+    """The CUDA device index of ``input``, or -1 for a CPU tensor."""
+    return input.get_device()
