@@ -489,8 +489,8 @@ INDEX_WRITE_RECORDS = [
         [Sample((signed((2, 3)), index([[2], [0]]), 1))]),
     _simple("unravel_index", _np_unravel_index, lambda dt: [
         Sample((index([4, 5, 0]), (2, 3))), Sample((index(7), (2, 4))),
-        Sample((index([[-1, 3]]), (3, 2, 1)))], [], [],
-        dtypes={"cpu": (dg.int64,), "cuda": ()}, differentiable=False),
+        Sample((index([[-1, 3]]), (3, 2, 1)))], [], [Sample((index([4, -1]), (2, 3)))],
+        dtypes={"cpu": (dg.int64,), "cuda": (dg.float32,)}, differentiable=False),
     _simple("put", _np_put, lambda dt: [
         Sample((vals((2, 3), 1), index([0, -1, 4]), vals((3,), 2)), layout=lay)
         for lay in LAYOUTS] + [

@@ -331,9 +331,18 @@ def _np_fill_diagonal(a, value, wrap=False):
     return out
 
 
-def _index_table(name, ref, samples):
-    """A creation-like op of no tensor input (the index tables): int64 results, no gradient."""
-    return OpInfo(name, "movement", sampler(samples), ref, {"cpu": (dg.int64,), "cuda": ()},
+def _index_table(name, samples):
+    """A creation-like op of no tensor input (the index tables): int64 results, no gradient.
+    The samples' first argument, a tensor, only names the device the table is made on."""
+    import torch
+    fn, np_fn = getattr(dg, name), getattr(np, name)
+
+    def ref(like, r, c, offset=0, **kw):
+        return np.stack(np_fn(r, offset, c))
+    return OpInfo(name, "movement", sampler(samples, cuda=[Sample((uniform((1,)), 3, 4, 1))]),
+                  ref, {"cpu": (dg.float64,), "cuda": (dg.float32,)},
+                  op=lambda like, *a, **kw: fn(*a, device=like.device, **kw),
+                  torch=lambda like, *a, **kw: getattr(torch, name)(*a, **kw),
                   differentiable=False)
 
 
@@ -403,11 +412,13 @@ RECORDS += [
     movement("diagflat", np.diagflat, [Case([(2, 2)]), Case([(3,)], -1)], [Case([(2, 2)], 1)]),
     movement("trace", np.trace, [Case([(3, 3)]), Case([(2, 4)]), Case([(4, 2)])],
              [Case([(3, 3)])]),
-    _index_table("tril_indices", lambda r, c, offset=0, **kw: np.stack(np.tril_indices(r, offset, c)),
-                 [Sample((3, 4)), Sample((3, 3, -1)), Sample((2, 4, 2)), Sample((0, 3)),
-                  Sample((3, 3), {"dtype": dg.int64}, torch=False)]),
-    _index_table("triu_indices", lambda r, c, offset=0, **kw: np.stack(np.triu_indices(r, offset, c)),
-                 [Sample((3, 4)), Sample((3, 3, 1)), Sample((4, 2, -2)), Sample((3, 2, 5))]),
+    _index_table("tril_indices", [
+        Sample((uniform((1,)), 3, 4)), Sample((uniform((1,)), 3, 3, -1)),
+        Sample((uniform((1,)), 2, 4, 2)), Sample((uniform((1,)), 0, 3)),
+        Sample((uniform((1,)), 3, 3), {"dtype": dg.int64}, torch=False)]),
+    _index_table("triu_indices", [
+        Sample((uniform((1,)), 3, 4)), Sample((uniform((1,)), 3, 3, 1)),
+        Sample((uniform((1,)), 4, 2, -2)), Sample((uniform((1,)), 3, 2, 5))]),
     movement("block_diag", lambda *a: __import__("scipy.linalg").linalg.block_diag(*a), [
         Case([(), (2,), (2, 1)]), Case([(2, 2), (1, 3)])], [Case([(2, 2), (1, 3)])]),
     movement("cartesian_prod", _np_cartesian_prod, [Case([(2,), (3,)]), Case([(2,), (1,), (2,)]),
