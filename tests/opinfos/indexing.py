@@ -427,7 +427,7 @@ def _np_scatter_reduce(a, dim, index, src, reduce, include_self=True):
     src = src[tuple(slice(0, n) for n in index.shape)]
     out = a.copy()
     if reduce == "mean":
-        total = a.copy() if include_self else a.copy()
+        total = a.copy()
         count = np.ones(a.shape, a.dtype) if include_self else np.zeros(a.shape, a.dtype)
         if not include_self:
             total[where] = 0
