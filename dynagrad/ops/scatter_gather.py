@@ -7,7 +7,7 @@ gradients and the CUDA target come from those ops. Two exceptions: the ``prod``,
 ``amin`` reductions of ``scatter_reduce`` (and so of ``index_reduce``) run NumPy's
 ``ufunc.at`` on the host (a host round trip on CUDA) and carry their own gradient node, whose
 formulas are ops again (ties share the gradient of an extremum equally, as PyTorch; ``prod``'s
-gradient divides by the inputs, so an input that is exactly zero gets no finite gradient).
+gradient is exact at zero factors too).
 
 Example:
     >>> import dynagrad as dg
@@ -301,14 +301,27 @@ def _extremum_back(node, g):
 
 
 def _prod_back(node, g):
+    """The gradient of a product is the product of the other factors. Where no factor is zero
+    that is ``out / factor``; a lone zero factor gets the product of the others, recomputed
+    with it replaced by one; a target with two zeros or more passes no gradient."""
     x, src, index, out = node.saved
-    d = node.dim
-    g_out = g * out
-    g_self = g_out / x
-    if not node.include_self:
-        g_self = g_self.scatter(d, index, 0.0)
+    d, inc = node.dim, node.include_self
     src_r = _restrict(src, tuple(index.shape))
-    return g_self, None, _pad_to(g_out.gather(d, index) / src_r, tuple(src.shape))
+    # self: with its zeros replaced by one, the product is that of the other factors
+    x_zero = x == 0
+    x_ones = where(x_zero, x.new_ones(()), x)
+    g_self = g * scatter_reduce(x_ones, d, index, src_r, "prod", include_self=inc) / x_ones
+    if not inc:
+        g_self = g_self.scatter(d, index, 0.0)
+    # src: a zero alone among the sources of its target (self's zeros count through ``out``)
+    src_zero = src_r == 0
+    zeros_there = x.new_zeros(tuple(x.shape)).scatter_add(d, index, src_zero.to(x.dtype))
+    lone = src_zero & (zeros_there.gather(d, index) == 1)
+    without = scatter_reduce(x, d, index, where(lone, src_r.new_ones(()), src_r), "prod",
+                             include_self=inc)
+    g_src = where(lone, (g * without).gather(d, index),
+                  (g * out).gather(d, index) / where(src_zero, src_r.new_ones(()), src_r))
+    return g_self, None, _pad_to(g_src, tuple(src.shape))
 
 
 _NODES = {"prod": node_class("ScatterReduceBackward0", _prod_back),

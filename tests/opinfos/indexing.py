@@ -525,7 +525,11 @@ INDEX_WRITE_RECORDS = [
                layout="T")],
         [Sample((_distinct((2, 3), 1), 1, index(SCATTER_REDUCE_INDEX), _distinct((2, 3), 2),
                  r), {"include_self": inc}) for r in ("sum", "prod", "mean", "amax", "amin")
-         for inc in (True, False)],
+         for inc in (True, False)] + [  # products with zero factors: alone, and two at a target
+            Sample((np.array([[0.0, 2.0, 3.0], [1.5, 0.0, -2.0]]), 1, index(SCATTER_REDUCE_INDEX),
+                    np.array(src), "prod"), {"include_self": inc})
+            for src in ([[0.0, 0.5, 0.0], [2.0, 0.0, 3.0]], [[1.0, 0.5, 0.0], [2.0, 0.0, 0.0]])
+            for inc in (True, False)],
         [Sample((signed((2, 3)), 1, index([[0, 0], [2, 1]]), signed((2, 2), 1), r))
          for r in ("sum", "amax", "prod")], check_inplace=True),
     _simple("index_reduce", _np_index_reduce, lambda dt: [
