@@ -337,3 +337,14 @@ def test_errors_match_torch(call):
             eval(call, env)
         kinds.append(type(info.value))
     assert kinds[0] is kinds[1], f"{call}: {kinds[0].__name__}, torch {kinds[1].__name__}"
+
+
+def test_inplace_function_forms_as_torch():
+    x, tx = dg.zeros(2, 3, dtype=dg.float64), torch.zeros(2, 3, dtype=torch.float64)
+    assert dg.index_put_(x, (dg.tensor([1]),), dg.tensor(2.0, dtype=dg.float64)) is x
+    torch.index_put_(tx, (torch.tensor([1]),), torch.tensor(2.0, dtype=torch.float64))
+    check(x, tx.numpy(), dg.float64)
+    y, ty = dg.arange(6.0, dtype=dg.float64), torch.arange(6.0, dtype=torch.float64)
+    assert dg.as_strided_(y, (2, 2), (1, 2)) is y
+    torch.as_strided_(ty, (2, 2), (1, 2))
+    check(y, ty.numpy(), dg.float64)

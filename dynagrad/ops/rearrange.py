@@ -477,3 +477,4 @@ register("row_stack", vstack, "alias", method=False)
 # Tensor.unfold (sliding windows); the op name "unfold" is nn.functional.unfold's (im2col)
 register("unfold_windows", unfold, "movement", method="unfold", functional=False)
 FUNCTIONS["broadcast_shapes"] = broadcast_shapes  # a shape function, not an op on tensors
+FUNCTIONS["as_strided_"] = Tensor.as_strided_  # PyTorch has this in-place form as a function too

@@ -40,7 +40,7 @@ from .indexing import (
     scatter_add,
 )
 from .movement import expand, narrow, pad, reshape
-from .registry import register
+from .registry import FUNCTIONS, register
 
 
 def _check_long(op: str, index, what: str = "index") -> Tensor:
@@ -424,3 +424,4 @@ for _name, _fn in (("put", put), ("index_copy", index_copy), ("index_fill", inde
              else _inplace_variant(_fn))
 index_put_method.__name__ = "index_put"
 register("index_put", index_put_method, "indexing", inplace=_inplace_variant(index_put_method))
+FUNCTIONS["index_put_"] = Tensor.index_put_  # PyTorch has this in-place form as a function too

@@ -24,7 +24,8 @@ from ..shapes import wrap_dim
 from ..tensor import Tensor, _wrap
 from ._util import as_tensor_arg
 from .indexing import index_select, setitem
-from .movement import cat, diagonal, embed_diagonal, pad, reshape, stack
+from .movement import cat, embed_diagonal, pad, reshape, stack
+from .movement import diagonal as _diagonal  # (diag's argument is named diagonal)
 from .rearrange import meshgrid
 from .registry import register
 
@@ -55,8 +56,6 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:
         return _diagonal(x, diagonal, 0, 1).clone()
     raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {x.ndim}D")
 
-
-_diagonal = diagonal
 
 
 def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
