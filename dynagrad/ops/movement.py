@@ -444,7 +444,7 @@ def clone(input: Tensor, *, memory_format=None) -> Tensor:
     Example:
         >>> import dynagrad as dg
         >>> dg.zeros(2, 3).t().clone().stride()
-        (1, 2)
+        (1, 3)
     """
     arr = input._data
     order = output_dim_order(arr.shape, [arr]) if type(arr) is np.ndarray else None
