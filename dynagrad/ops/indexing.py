@@ -877,4 +877,4 @@ for _name, _fn in (("masked_fill", masked_fill),):
 for _name, _fn in (("masked_select", masked_select), ("nonzero", nonzero),
                    ("argwhere", argwhere), ("sort", sort), ("argsort", argsort), ("topk", topk)):
     register(_name, _fn, "indexing")
-register("index_put", index_put, "indexing", method=False)
+# (index_put, PyTorch's public form, is registered by ops.scatter_gather)

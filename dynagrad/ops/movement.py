@@ -13,6 +13,7 @@ Example:
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 
@@ -27,7 +28,7 @@ from ..kernels.cuda.device_array import DeviceArray
 from ..tensor import Tensor, _view, _wrap
 from ..layout import output_dim_order
 from ._util import as_tensor_arg
-from ..shapes import shape_arg, wrap_dim
+from ..shapes import wrap_dim
 from .placement import common_device
 from ..kernels.buffers import empty, empty_like_array, full_like_array, move_array
 from .registry import register
@@ -64,6 +65,24 @@ def fresh_copy(arr: np.ndarray) -> np.ndarray:
 
 # --- views --------------------------------------------------------------------------------
 
+def int_varargs(args: tuple, op: str, name: str) -> tuple:
+    """The ints of a Tensor method that PyTorch lets take them spread out or as one sequence:
+    ``x.permute(2, 0, 1)`` and ``x.permute((2, 0, 1))`` alike. As PyTorch, no arguments and a
+    sequence among spread-out ints are TypeErrors."""
+    if not args:
+        raise TypeError(f'{op}() missing 1 required positional arguments: "{name}"')
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        args = args[0]
+    out = []
+    for pos, a in enumerate(args, 1):
+        if isinstance(a, (bool, float)) or not hasattr(a, "__index__"):
+            raise TypeError(f"{op}(): argument '{name}' failed to unpack the object at pos {pos} "
+                            f'with error "type must be tuple of ints,but got '
+                            f'{type(a).__name__}"')
+        out.append(operator.index(a))
+    return tuple(out)
+
+
 def _infer_shape(op: str, shape: tuple, numel: int, src_shape) -> tuple:
     if -1 not in shape and math.prod(shape) == numel and min(shape, default=0) >= 0:
         return shape  # the common case: a complete, valid shape
@@ -93,7 +112,8 @@ def view(input: Tensor, *shape) -> Tensor:
         from .. import dtypes
         if isinstance(shape[0], dtypes.dtype):
             return _view_dtype(input, shape[0])
-    shape = _infer_shape("view", shape_arg(shape, "view"), input._data.size, input.shape)
+    shape = _infer_shape("view", int_varargs(shape, "view", "size"), input._data.size,
+                         input.shape)
     arr = input._data.view()
     try:
         arr.shape = shape
@@ -121,7 +141,7 @@ def _view_dtype(input: Tensor, dt) -> Tensor:
 def reshape(input: Tensor, *shape) -> Tensor:
     """New shape; a view when the layout allows, else a copy."""
     src = input._data
-    shape = _infer_shape("reshape", shape_arg(shape, "reshape"), src.size, src.shape)
+    shape = _infer_shape("reshape", int_varargs(shape, "reshape", "shape"), src.size, src.shape)
     arr = src.view()
     try:  # in place of a shape change NumPy can do without copying: a view
         arr.shape = shape
@@ -190,7 +210,7 @@ def _permute_back(node, g):
 
 def permute(input: Tensor, *dims) -> Tensor:
     """Reorder dims (a view)."""
-    dims = shape_arg(dims, "permute")
+    dims = int_varargs(dims, "permute", "dims")
     nd = input.ndim
     if len(dims) != nd:
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does "
@@ -241,7 +261,7 @@ def _broadcast_view(src: np.ndarray, shape: tuple) -> np.ndarray:
 
 def expand(input: Tensor, *sizes) -> Tensor:
     """Broadcast to ``sizes`` without copying (-1 keeps a dim)."""
-    sizes = shape_arg(sizes, "expand")
+    sizes = int_varargs(sizes, "expand", "size")
     shape = tuple(input.shape)
     if len(sizes) < len(shape):
         raise RuntimeError(f"expand: the number of sizes provided ({len(sizes)}) must be greater "
@@ -274,12 +294,18 @@ def expand_as(input: Tensor, other: Tensor) -> Tensor:
     return expand(input, tuple(other.shape))
 
 
-def broadcast_to(input: Tensor, shape) -> Tensor:
-    return expand(input, tuple(shape))
+def broadcast_to(input: Tensor, *size) -> Tensor:
+    """``expand`` as a function: ``dg.broadcast_to(x, (2, 3))``, ``x.broadcast_to(2, 3)``."""
+    return expand(input, int_varargs(size, "broadcast_to", "size"))
 
 
-def squeeze(input: Tensor, dim=None) -> Tensor:
-    """Drop size-1 dims (all, or those in ``dim``)."""
+def squeeze(input: Tensor, *dims, dim=None) -> Tensor:
+    """Drop size-1 dims (all, or those in ``dim``): ``x.squeeze()``, ``x.squeeze(0, 2)``,
+    ``x.squeeze((0, 2))``, ``x.squeeze(dim=1)``."""
+    if dims and dims != (None,):
+        if dim is not None:
+            raise TypeError("squeeze() got multiple values for argument 'dim'")
+        dim = int_varargs(dims, "squeeze", "dim")
     shape = tuple(input.shape)
     if dim is None:
         new = tuple(s for s in shape if s != 1)
@@ -418,7 +444,7 @@ def clone(input: Tensor, *, memory_format=None) -> Tensor:
     Example:
         >>> import dynagrad as dg
         >>> dg.zeros(2, 3).t().clone().stride()
-        (1, 2)
+        (1, 3)
     """
     arr = input._data
     order = output_dim_order(arr.shape, [arr]) if type(arr) is np.ndarray else None
@@ -581,7 +607,7 @@ def _repeat_back(node, g):
 
 def repeat(input: Tensor, *repeats) -> Tensor:
     """Tile the data ``repeats[i]`` times along each dim (a copy)."""
-    reps = shape_arg(repeats, "repeat")
+    reps = int_varargs(repeats, "repeat", "repeats")
     if len(reps) < input.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of "
                            "dimensions of tensor")
@@ -603,7 +629,7 @@ def repeat(input: Tensor, *repeats) -> Tensor:
 def tile(input: Tensor, *dims) -> Tensor:
     """Like ``repeat``, but ``dims`` shorter than the tensor's rank is padded with ones;
     ``tile(2, 3)``, ``tile((2, 3))`` and ``tile(2)`` as PyTorch."""
-    dims = shape_arg(dims, "tile")
+    dims = int_varargs(dims, "tile", "dims")
     dims = (1,) * (input.ndim - len(dims)) + dims
     return repeat(input, dims)
 
@@ -612,8 +638,13 @@ def _flip_back(node, g):
     return (flip(g, node.dims),)
 
 
-def flip(input: Tensor, dims) -> Tensor:
-    """Reverse the order along ``dims`` (a copy)."""
+def flip(input: Tensor, *args, dims=None) -> Tensor:
+    """Reverse the order along ``dims`` (a copy): ``x.flip(0, 2)``, ``x.flip((0, 2))``,
+    ``dg.flip(x, dims=[0])``."""
+    if dims is None or args:
+        if dims is not None:
+            raise TypeError("flip() got multiple values for argument 'dims'")
+        dims = int_varargs(args, "flip", "dims")
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
     dims = tuple(wrap_dim(d, input.ndim, "flip") for d in dims)
     key = tuple(slice(None, None, -1) if i in dims else slice(None) for i in range(input.ndim))
@@ -736,6 +767,50 @@ def _pad_constant(input: Tensor, widths, value) -> Tensor:
     return res
 
 
+def inplace_view(fn):
+    """The in-place form of a view op (``x.squeeze_()``, ``x.t_()``): ``x`` itself takes the
+    view's shape and strides over the same memory; with autograd, ``x`` becomes the view op's
+    output in the graph, as PyTorch's in-place views."""
+    def method_(self, *args, **kwargs):
+        if _tracks(self) and self.grad_fn is None:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                               "operation.")
+        old = self._alias()
+        old._requires_grad, old.grad_fn, old._output_nr = (self._requires_grad, self.grad_fn,
+                                                           self._output_nr)
+        old._base = self._base  # (as_strided_ reads the storage through the base)
+        res = fn(old, *args, **kwargs)
+        self._data = res._data
+        self._vc[0] += 1
+        if res.grad_fn is not None:
+            self.grad_fn, self._output_nr = res.grad_fn, res._output_nr
+        return self
+    method_.__name__ = fn.__name__ + "_"
+    method_.__doc__ = f"In-place ``{fn.__name__}``: this tensor takes the view's shape."
+    return method_
+
+
+def _inplace_copy(fn):
+    """The in-place form of a copying op: the result written into ``self`` (``x.tril_()``)."""
+    def method_(self, *args, **kwargs):
+        from .elementwise import rebase_inplace
+        if _tracks(self):
+            if self.grad_fn is None:
+                raise RuntimeError("a leaf Variable that requires grad is being used in an "
+                                   "in-place operation.")
+            return rebase_inplace(self, lambda old: fn(old, *args, **kwargs))
+        copy_array(fn(self, *args, **kwargs)._data, self._data)
+        self._vc[0] += 1
+        return self
+    method_.__name__ = fn.__name__ + "_"
+    method_.__doc__ = f"In-place ``{fn.__name__}``."
+    return method_
+
+
+_INPLACE = {"transpose": inplace_view(transpose), "t": inplace_view(t),
+            "squeeze": inplace_view(squeeze), "unsqueeze": inplace_view(unsqueeze),
+            "tril": _inplace_copy(tril), "triu": _inplace_copy(triu)}
+
 for _name, _fn in (("view", view), ("reshape", reshape), ("view_as", view_as),
                    ("reshape_as", reshape_as), ("flatten", flatten), ("unflatten", unflatten),
                    ("transpose", transpose), ("t", t), ("permute", permute),
@@ -746,10 +821,12 @@ for _name, _fn in (("view", view), ("reshape", reshape), ("view_as", view_as),
                    ("hstack", hstack), ("vstack", vstack), ("split", split), ("chunk", chunk),
                    ("unbind", unbind), ("repeat", repeat), ("tile", tile), ("flip", flip),
                    ("roll", roll), ("tril", tril), ("triu", triu), ("pad", pad)):
-    register(_name, _fn, "movement",
+    register(_name, _fn, "movement", inplace=_INPLACE.get(_name),
              method=_name not in ("cat", "stack", "hstack", "vstack", "pad"),
              functional=_name not in ("view", "view_as", "reshape_as", "expand", "expand_as",
                                       "contiguous"))
-register("swapaxes", transpose, "alias")
+register("swapaxes", transpose, "alias", inplace=_INPLACE["transpose"])
+register("swapdims", transpose, "alias", inplace=_INPLACE["transpose"])
+register("moveaxis", movedim, "alias")
 register("concat", cat, "alias", method=False)
 register("concatenate", cat, "alias", method=False)

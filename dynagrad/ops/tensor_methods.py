@@ -16,7 +16,7 @@ from ..tensor import Tensor
 from . import elementwise as ew
 from .elementwise import OPS, binary_function, compute, fast_unary, inplace, rebase_inplace
 from .linalg import matmul
-from .movement import copy_array, to_dtype, transpose
+from .movement import copy_array, int_varargs, to_dtype, transpose
 from .registry import tensor_method
 from .placement import to_device
 
@@ -196,7 +196,8 @@ def _mt_error(self):
 def _new(fn_name):
     def make(self, *size, dtype=None, device=None, requires_grad=False, **kw):
         from .. import creation
-        return getattr(creation, fn_name)(*size, dtype=dtype or self.dtype,
+        size = int_varargs(size, f"new_{fn_name}", "size")  # x.new_zeros(2, 3) or ((2, 3))
+        return getattr(creation, fn_name)(size, dtype=dtype or self.dtype,
                                           device=device or self.device,
                                           requires_grad=requires_grad)
     return make
@@ -209,6 +210,9 @@ tensor_method("new_empty", _new("empty"))
 
 def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
     from ..creation import full
+    if not isinstance(size, (tuple, list)):  # unlike new_zeros, no spread-out sizes (PyTorch)
+        raise TypeError(f"new_full(): argument 'size' (position 1) must be tuple of ints, not "
+                        f"{type(size).__name__}")
     return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
                 requires_grad=requires_grad)
 

@@ -375,3 +375,170 @@ RECORDS = [
     _nonzero_record("argwhere", _np_nonzero, [{}]),
     _sort(), _argsort(), _topk(),
 ]
+
+
+# --- reads and writes by index composed of the primitives (ops/scatter_gather.py) ---------------
+
+def _np_take_along_dim(a, indices, dim=None):
+    if dim is None:
+        return a.reshape(-1)[indices.reshape(-1)]
+    d = dim % a.ndim
+    shape_i, shape_a = list(a.shape), list(indices.shape)
+    shape_i[d], shape_a[d] = indices.shape[d], a.shape[d]
+    idx = np.broadcast_to(indices, np.broadcast_shapes(tuple(shape_i), indices.shape))
+    src = np.broadcast_to(a, np.broadcast_shapes(tuple(shape_a), a.shape))
+    return np.take_along_axis(src, idx, axis=d)
+
+
+def _np_put(a, index, source, accumulate=False):
+    out = a.copy().reshape(-1)
+    if accumulate:
+        np.add.at(out, index.reshape(-1), source.reshape(-1))
+    else:
+        out[index.reshape(-1)] = source.reshape(-1)
+    return out.reshape(a.shape)
+
+
+def _np_index_copy(a, dim, index, source):
+    out = a.copy()
+    out[(slice(None),) * (dim % a.ndim) + (index,)] = source
+    return out
+
+
+def _np_index_fill(a, dim, index, value):
+    out = a.copy()
+    out[(slice(None),) * (dim % a.ndim) + (index,)] = value
+    return out
+
+
+def _np_masked_scatter(a, m, source):
+    shape = np.broadcast_shapes(a.shape, m.shape)
+    out, m = np.broadcast_to(a, shape).copy(), np.broadcast_to(m, shape)
+    out[m] = source.reshape(-1)[:m.sum()]
+    return out
+
+
+_UFUNC = {"sum": np.add, "prod": np.multiply, "amax": np.maximum, "amin": np.minimum}
+
+
+def _np_scatter_reduce(a, dim, index, src, reduce, include_self=True):
+    d = dim % a.ndim
+    where = _full_index(index, d)
+    src = src[tuple(slice(0, n) for n in index.shape)]
+    out = a.copy()
+    if reduce == "mean":
+        total = a.copy()
+        count = np.ones(a.shape, a.dtype) if include_self else np.zeros(a.shape, a.dtype)
+        if not include_self:
+            total[where] = 0
+        np.add.at(total, where, src)
+        np.add.at(count, where, 1)
+        count = np.maximum(count, 1)
+        return total / count if a.dtype.kind == "f" else np.floor_divide(total, count)
+    if not include_self:
+        out[where] = {"sum": 0, "prod": 1, "amax": -np.inf, "amin": np.inf}[reduce] \
+            if a.dtype.kind == "f" else {"sum": 0, "prod": 1, "amax": np.iinfo(a.dtype).min,
+                                         "amin": np.iinfo(a.dtype).max}[reduce]
+    _UFUNC[reduce].at(out, where, src)
+    return out
+
+
+def _np_index_reduce(a, dim, index, source, reduce, include_self=True):
+    d = dim % a.ndim
+    idx = np.broadcast_to(index.reshape((1,) * d + (-1,) + (1,) * (source.ndim - d - 1)),
+                          source.shape)
+    return _np_scatter_reduce(a, d, idx, source, reduce, include_self)
+
+
+def _np_unravel_index(indices, shape):
+    n = int(np.prod(shape))
+    return list(np.unravel_index(np.where(indices < 0, indices + n, indices), shape))
+
+
+def _simple(name, ref, forward, grad, cuda, **kw):
+    return _record(name, ref, sampler(forward, grad, cuda), **kw)
+
+
+def _distinct(shape, seed):
+    """Values distinct within and across seeds (no ties: amax / amin gradients are unambiguous;
+    no zero for prod)."""
+    rng = np.random.default_rng(seed)
+    n = int(np.prod(shape))
+    return np.asarray(rng.permutation(n) + 1.0 + 8 * seed, np.float64).reshape(shape) * \
+        np.where(rng.random(shape) < 0.5, -0.25, 0.25)
+
+
+SCATTER_REDUCE_INDEX = [[0, 0, 2], [1, 1, 1]]
+
+INDEX_WRITE_RECORDS = [
+    _simple("take", lambda a, i: a.reshape(-1)[i], lambda dt: [
+        Sample((vals((3, 4), 1), index([[0, 11], [-1, 5]])), layout=lay) for lay in LAYOUTS] + [
+        Sample((vals((3,), 1), index(2)))],
+        [Sample((uniform((2, 3), 2), index([0, 5, 5, -2])), layout=lay) for lay in LAYOUTS],
+        [Sample((signed((2, 3)), index([1, 4, 4])))]),
+    _simple("take_along_dim", _np_take_along_dim, lambda dt: [
+        Sample((vals((3, 4), 1), index([[0, 3], [1, 1], [2, 0]]), 1), layout=lay)
+        for lay in LAYOUTS] + [
+        Sample((vals((3, 4), 1), index([[2, 0, 1, 1]]), 0)),
+        Sample((vals((3, 4), 1), index([[1], [0], [3]]), -1)),
+        Sample((vals((1, 4), 1), index([[0], [3], [2]]), 1)),
+        Sample((vals((3, 4), 1), index([11, 0]))),
+        Sample((vals((3, 1, 2), 1), index([[[1, 0, 1]]]), 2))],
+        [Sample((uniform((3, 4), 2), index([[0, 3], [1, 1], [2, 0]]), 1)),
+         Sample((uniform((1, 4), 2), index([[0], [3], [3]]), 1))],
+        [Sample((signed((2, 3)), index([[2], [0]]), 1))]),
+    _simple("unravel_index", _np_unravel_index, lambda dt: [
+        Sample((index([4, 5, 0]), (2, 3))), Sample((index(7), (2, 4))),
+        Sample((index([[-1, 3]]), (3, 2, 1)))], [], [Sample((index([4, -1]), (2, 3)))],
+        dtypes={"cpu": (dg.int64,), "cuda": (dg.float32,)}, differentiable=False),
+    _simple("put", _np_put, lambda dt: [
+        Sample((vals((2, 3), 1), index([0, -1, 4]), vals((3,), 2)), layout=lay)
+        for lay in LAYOUTS] + [
+        Sample((vals((2, 3), 1), index([[0], [0]]), vals((2, 1), 2)), {"accumulate": True})],
+        [Sample((uniform((2, 3), 1), index([0, 5]), uniform((2,), 2))),
+         Sample((uniform((2, 3), 1), index([1, 1]), uniform((2,), 2)), {"accumulate": True})],
+        [Sample((signed((2, 3)), index([0, 4]), signed((2,), 1)), {"accumulate": True})],
+        check_inplace=True),
+    _simple("index_copy", _np_index_copy, lambda dt: [
+        Sample((vals((3, 4), 1), 1, index([3, 0]), vals((3, 2), 2)), layout=lay)
+        for lay in LAYOUTS] + [Sample((vals((3, 4), 1), 0, index([1]), vals((1, 4), 2)))],
+        [Sample((uniform((3, 4), 1), 1, index([3, 0]), uniform((3, 2), 2)))],
+        [Sample((signed((2, 3)), 1, index([2, 0]), signed((2, 2), 1)))], check_inplace=True),
+    _simple("index_fill", _np_index_fill, lambda dt: [
+        Sample((vals((3, 4), 1), 1, index([3, 0]), -1.5 if dt.is_floating_point else 7),
+               layout=lay) for lay in LAYOUTS] + [
+        Sample((vals((3, 4), 1), 0, index([-1]), 2))],
+        [Sample((uniform((3, 4), 1), 1, index([3, 0]), 0.5))],
+        [Sample((signed((2, 3)), 1, index([2]), 0.5))], check_inplace=True),
+    _simple("masked_scatter", _np_masked_scatter, lambda dt: [
+        Sample((vals((2, 3), 1), mask([[True, False, True], [False, True, True]]),
+                vals((5,), 2)), layout=(lay, lay, "C")) for lay in LAYOUTS] + [
+        Sample((vals((2, 3), 1), mask([True, False, True]), vals((2, 4), 2)))],
+        [Sample((uniform((2, 3), 1), mask([True, False, True]), uniform((5,), 2)))],
+        [Sample((signed((2, 3)), mask([[True, False, True], [False, True, False]]),
+                 signed((4,), 1)))], check_inplace=True),
+    _simple("scatter_reduce", _np_scatter_reduce, lambda dt: [
+        Sample((vals((2, 3), 1), 1, index(SCATTER_REDUCE_INDEX), vals((2, 4), 2), r),
+               {"include_self": inc}) for r in ("sum", "prod", "mean", "amax", "amin")
+        for inc in (True, False)] + [
+        Sample((vals((3, 2), 1), 0, index([[0, 2], [0, 0]]), vals((2, 2), 2), "amax"),
+               layout="T")],
+        [Sample((_distinct((2, 3), 1), 1, index(SCATTER_REDUCE_INDEX), _distinct((2, 3), 2),
+                 r), {"include_self": inc}) for r in ("sum", "prod", "mean", "amax", "amin")
+         for inc in (True, False)] + [  # products with zero factors: alone, and two at a target
+            Sample((np.array([[0.0, 2.0, 3.0], [1.5, 0.0, -2.0]]), 1, index(SCATTER_REDUCE_INDEX),
+                    np.array(src), "prod"), {"include_self": inc})
+            for src in ([[0.0, 0.5, 0.0], [2.0, 0.0, 3.0]], [[1.0, 0.5, 0.0], [2.0, 0.0, 0.0]])
+            for inc in (True, False)],
+        [Sample((signed((2, 3)), 1, index([[0, 0], [2, 1]]), signed((2, 2), 1), r))
+         for r in ("sum", "amax", "prod")], check_inplace=True),
+    _simple("index_reduce", _np_index_reduce, lambda dt: [
+        Sample((vals((3, 2), 1), 0, index([0, 2, 0]), vals((3, 2), 2), r),
+               {"include_self": inc}) for r in ("prod", "mean", "amax", "amin")
+        for inc in (True, False)],
+        [Sample((_distinct((3, 2), 1), 0, index([0, 2, 0]), _distinct((3, 2), 2), r))
+         for r in ("prod", "mean", "amax", "amin")],
+        [Sample((signed((2, 3)), 1, index([0, 0]), signed((2, 2), 1), "amin"))],
+        check_inplace=True),
+]
+RECORDS += INDEX_WRITE_RECORDS

@@ -261,3 +261,174 @@ RECORDS = [
         Case([(3, 4)]), Case([(2, 3, 3)], -1), Case([(3, 4)], 2)], [Case([(3, 3)], 1)]),
     _pad(),
 ]
+
+
+# --- rearranging and structure-building ops (ops/rearrange.py, ops/structure.py) ---------------
+
+def _np_split_like(fn):
+    def ref(a, *spec):
+        return fn(a, spec[0] if len(spec) == 1 else list(spec))
+    return ref
+
+
+def _np_unfold(a, dim, size, step):
+    d = dim % max(a.ndim, 1)
+    if a.ndim == 0:
+        return a.reshape(1)
+    windows = np.lib.stride_tricks.sliding_window_view(a, size, axis=d)
+    return windows[(slice(None),) * d + (slice(None, None, step),)]
+
+
+def _np_sum_to_size(a, *size):
+    size = size[0] if len(size) == 1 and isinstance(size[0], tuple) else size
+    a = a.sum(axis=tuple(range(a.ndim - len(size))))
+    dims = tuple(k for k, s in enumerate(size) if s == 1 and a.shape[k] != 1)
+    return a.sum(axis=dims, keepdims=True) if dims else a
+
+
+def _np_repeat_interleave(a, repeats, dim=None, output_size=None):
+    return np.repeat(a, repeats, axis=dim)
+
+
+def _np_as_strided(a, size, stride, offset=0):
+    flat = np.ascontiguousarray(a).reshape(-1)
+    return np.lib.stride_tricks.as_strided(flat[offset:], size,
+                                           [s * flat.itemsize for s in stride]).copy()
+
+
+def _np_diag_embed(a, offset=0, dim1=-2, dim2=-1):
+    nd = a.ndim + 1
+    d1, d2 = dim1 % nd, dim2 % nd
+    n = a.shape[-1] + abs(offset)
+    rest = iter(a.shape[:-1])
+    out = np.zeros([n if k in (d1, d2) else next(rest) for k in range(nd)], a.dtype)
+    for k in range(a.shape[-1]):
+        key = [slice(None)] * nd
+        key[d1], key[d2] = k + max(-offset, 0), k + max(offset, 0)
+        out[tuple(key)] = a[..., k]
+    return out
+
+
+def _np_cartesian_prod(*arrays):
+    if len(arrays) == 1:
+        return arrays[0]
+    return np.stack([g.reshape(-1) for g in np.meshgrid(*arrays, indexing="ij")], 1)
+
+
+def _np_combinations(a, r=2, with_replacement=False):
+    import itertools
+    if r == 0:
+        return a[:0]
+    pick = itertools.combinations_with_replacement if with_replacement else \
+        itertools.combinations
+    rows = [[a[i] for i in c] for c in pick(range(a.shape[0]), r)]
+    return np.array(rows, a.dtype).reshape(-1, r)
+
+
+def _np_fill_diagonal(a, value, wrap=False):
+    out = a.copy()
+    np.fill_diagonal(out, value, wrap=wrap)
+    return out
+
+
+def _index_table(name, samples):
+    """A creation-like op of no tensor input (the index tables): int64 results, no gradient.
+    The samples' first argument, a tensor, only names the device the table is made on."""
+    import torch
+    fn, np_fn = getattr(dg, name), getattr(np, name)
+
+    def ref(like, r, c, offset=0, **kw):
+        return np.stack(np_fn(r, offset, c))
+    return OpInfo(name, "movement", sampler(samples, cuda=[Sample((uniform((1,)), 3, 4, 1))]),
+                  ref, {"cpu": (dg.float64,), "cuda": (dg.float32,)},
+                  op=lambda like, *a, **kw: fn(*a, device=like.device, **kw),
+                  torch=lambda like, *a, **kw: getattr(torch, name)(*a, **kw),
+                  differentiable=False)
+
+
+_MOVEDIM = next(r for r in RECORDS if r.name == "movedim")
+_VSTACK = next(r for r in RECORDS if r.name == "vstack")
+RECORDS += [
+    alias("swapdims", _TRANSPOSE, check_inplace=True),
+    alias("moveaxis", _MOVEDIM),
+    alias("row_stack", _VSTACK, torch="vstack"),
+    movement("rot90", lambda a, k=1, dims=(0, 1): np.rot90(a, k, dims), [
+        Case([(2, 3)]), Case([(2, 3)], 2), Case([(2, 3, 2)], -1, (2, 0)), Case([(2, 3)], 4)],
+        [Case([(2, 3)], 3)]),
+    movement("fliplr", np.fliplr, [Case([(2, 3)]), Case([(2, 3, 2)])], [Case([(2, 3)])]),
+    movement("flipud", np.flipud, [Case([(3,)]), Case([(2, 3)])], [Case([(2, 3)])]),
+    movement("adjoint", lambda a: np.swapaxes(a, -1, -2), [Case([(2, 3)]), Case([(2, 3, 2)])],
+             [Case([(2, 3)])]),
+    movement("tensor_split", lambda a, s, dim=0: np.array_split(a, s, axis=dim), [
+        Case([(7, 2)], 3), Case([(7, 2)], [1, 5, 3]), Case([(2, 5)], [-2], dim=1),
+        Case([(3, 2)], 5)], [Case([(5, 2)], 2)]),
+    movement("hsplit", _np_split_like(np.hsplit), [
+        Case([(6,)], 3), Case([(2, 4)], 2), Case([(2, 4)], 1, 3), Case([(2, 4)], [3])],
+        [Case([(2, 4)], 2)]),
+    movement("vsplit", _np_split_like(np.vsplit), [Case([(4, 2)], 2), Case([(4, 2)], 1, 3)],
+             [Case([(4, 2)], 2)]),
+    movement("dsplit", _np_split_like(np.dsplit), [Case([(1, 2, 4)], 2), Case([(2, 1, 4)], [1])],
+             [Case([(1, 2, 4)], 2)]),
+    movement("split_with_sizes", _np_split, [Case([(5, 2)], [2, 3]), Case([(2, 5)], [1, 0, 4], 1)],
+             [Case([(5, 2)], [1, 4])]),
+    movement("atleast_1d", np.atleast_1d, [Case([()]), Case([(2, 3)]), Case([(), (2,)])],
+             [Case([()])]),
+    movement("atleast_2d", np.atleast_2d, [Case([()]), Case([(3,)]), Case([(2, 3), (3,)])],
+             [Case([(3,)])]),
+    movement("atleast_3d", np.atleast_3d, [Case([()]), Case([(3,)]), Case([(2, 3)]),
+                                            Case([(1, 2, 3)])], [Case([(2, 3)])]),
+    movement("ravel", np.ravel, [Case([(2, 3)]), Case([()])], [Case([(2, 3)], layout="T")]),
+    movement("column_stack", np.column_stack, [
+        Case([(3,), (3, 2)], listed=True), Case([(), ()], listed=True)],
+        [Case([(2,), (2, 2)], listed=True)], torch="column_stack"),
+    movement("dstack", np.dstack, [
+        Case([(3,), (3,)], listed=True), Case([(2, 3), (2, 3)], listed=True),
+        Case([(2, 2, 1), (2, 2, 2)], listed=True)], [Case([(2, 2), (2, 2)], listed=True)],
+        torch="dstack"),
+    movement("broadcast_tensors", np.broadcast_arrays, [
+        Case([(2, 1), (3,)]), Case([(), (2, 2)])], [Case([(2, 1), (3,)])], torch="broadcast_tensors"),
+    movement("meshgrid", lambda *a, indexing="ij": np.meshgrid(*a, indexing=indexing), [
+        Case([(2,), (3,)], indexing="ij"), Case([(2,), (3,), (2,)], indexing="xy"),
+        Case([(), (3,)], indexing="ij")], [Case([(2,), (3,)], indexing="xy")], torch="meshgrid"),
+    movement("as_strided", _np_as_strided, [
+        Case([(2, 3)], (3, 2), (1, 2), strided=False), Case([(6,)], (2, 2), (1, 1), 2),
+        Case([(4,)], (3, 2), (1, 1), strided=False)], [Case([(2, 3)], (2, 2), (1, 2), 1)]),
+    movement("unfold_windows", _np_unfold, [
+        Case([(5,)], 0, 2, 2), Case([(2, 5)], 1, 3, 1), Case([(4, 3)], 0, 2, 1), Case([()], 0, 1, 1)],
+        [Case([(2, 5)], 1, 2, 2)], torch="Tensor.unfold"),
+    movement("sum_to_size", _np_sum_to_size, [
+        Case([(2, 3)], 3), Case([(2, 3)], 1, 3), Case([(2, 3)], (2, 1)), Case([(2, 3)], (2, 3))],
+        [Case([(2, 3)], 1, 3)]),
+    movement("repeat_interleave", _np_repeat_interleave, [
+        Case([(2, 3)], 2), Case([(2, 3)], 2, 1), Case([(2, 3)], dg.tensor([1, 2]), 0),
+        Case([(3,)], dg.tensor([0, 2, 1]), output_size=3), Case([(2, 3)], dg.tensor([2]), 1)],
+        [Case([(2, 3)], dg.tensor([2, 0, 1]), 1)]),
+    movement("diag", np.diag, [
+        Case([(3,)]), Case([(3,)], -1), Case([(3, 4)], 1), Case([(3, 4)]), Case([(2, 3)], 5)],
+        [Case([(3,)], 1), Case([(3, 3)])]),
+    movement("diag_embed", _np_diag_embed, [
+        Case([(2, 3)]), Case([(2, 3)], 1, 0, 2), Case([(3,)], -1), Case([(2, 2)], 0, -1, 0)],
+        [Case([(2, 3)], 1)]),
+    movement("diagflat", np.diagflat, [Case([(2, 2)]), Case([(3,)], -1)], [Case([(2, 2)], 1)]),
+    movement("trace", np.trace, [Case([(3, 3)]), Case([(2, 4)]), Case([(4, 2)])],
+             [Case([(3, 3)])]),
+    _index_table("tril_indices", [
+        Sample((uniform((1,)), 3, 4)), Sample((uniform((1,)), 3, 3, -1)),
+        Sample((uniform((1,)), 2, 4, 2)), Sample((uniform((1,)), 0, 3)),
+        Sample((uniform((1,)), 3, 3), {"dtype": dg.int64}, torch=False)]),
+    _index_table("triu_indices", [
+        Sample((uniform((1,)), 3, 4)), Sample((uniform((1,)), 3, 3, 1)),
+        Sample((uniform((1,)), 4, 2, -2)), Sample((uniform((1,)), 3, 2, 5))]),
+    movement("block_diag", lambda *a: __import__("scipy.linalg").linalg.block_diag(*a), [
+        Case([(), (2,), (2, 1)]), Case([(2, 2), (1, 3)])], [Case([(2, 2), (1, 3)])]),
+    movement("cartesian_prod", _np_cartesian_prod, [Case([(2,), (3,)]), Case([(2,), (1,), (2,)]),
+                                                    Case([(3,)])], [Case([(2,), (3,)])]),
+    movement("combinations", _np_combinations, [
+        Case([(4,)]), Case([(3,)], 3), Case([(3,)], 2, True), Case([(3,)], 0), Case([(2,)], 3),
+        Case([(3,)], 1)], [Case([(3,)], 2, True)]),
+    movement("fill_diagonal_", _np_fill_diagonal, [
+        Case([(3, 4)], 1.5, strided=False), Case([(7, 3)], -2, True), Case([(7, 3)], 2),
+        Case([(2, 2, 2)], 1)], [Case([(3, 3)], 0.5)],
+        op=lambda x, v, wrap=False: x.clone().fill_diagonal_(v, wrap),
+        torch=lambda x, v, wrap=False: x.clone().fill_diagonal_(v, wrap=wrap)),
+]
