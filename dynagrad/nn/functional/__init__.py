@@ -10,6 +10,7 @@ from ...ops.movement import pad  # noqa: F401  (torch.nn.functional.pad)
 from .activation import *  # noqa: F401,F403
 from .attention import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403
+from .embedding import *
 from .linear import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
 from .misc import *  # noqa: F401,F403
