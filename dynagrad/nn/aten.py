@@ -26,14 +26,15 @@ from . import functional as F
 from .functional.activation import _rrelu
 from .functional.embedding import embedding_bag_parts
 from .functional.misc import noise_dropout
+from .functional.vision import grid_sampler
 
 __all__ = ["alpha_dropout", "batch_norm", "bilinear", "binary_cross_entropy_with_logits",
            "channel_shuffle", "constant_pad_nd", "convolution", "cosine_embedding_loss",
            "cosine_similarity", "ctc_loss", "embedding", "embedding_bag", "feature_alpha_dropout",
-           "feature_dropout", "hinge_embedding_loss", "instance_norm", "kl_div",
-           "margin_ranking_loss", "max_pool1d_with_indices", "pairwise_distance", "pdist",
-           "pixel_shuffle", "pixel_unshuffle", "poisson_nll_loss", "rrelu", "rrelu_",
-           "triplet_margin_loss"]
+           "feature_dropout", "grid_sampler", "grid_sampler_2d", "grid_sampler_3d",
+           "hinge_embedding_loss", "instance_norm", "kl_div", "margin_ranking_loss",
+           "max_pool1d_with_indices", "pairwise_distance", "pdist", "pixel_shuffle",
+           "pixel_unshuffle", "poisson_nll_loss", "rrelu", "rrelu_", "triplet_margin_loss"]
 
 # the same signature as the functional form: the same function
 bilinear = F.bilinear
@@ -217,6 +218,28 @@ def max_pool1d_with_indices(input: Tensor, kernel_size, stride=(), padding=0, di
     """``torch.max_pool1d_with_indices``: ``F.max_pool1d(..., return_indices=True)`` (an empty
     ``stride`` means ``kernel_size``)."""
     return F.max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def _grid_sampler_nd(ndim: int, input: Tensor, grid: Tensor, interpolation_mode: int,
+                     padding_mode: int, align_corners: bool) -> Tensor:
+    for t in (input, grid):
+        if isinstance(t, Tensor) and t.ndim != ndim:
+            raise RuntimeError(f"grid_sampler(): expected {ndim}D input and grid with same number "
+                               f"of dimensions, but got input with sizes {list(input.shape)} and "
+                               f"grid with sizes {list(grid.shape)}")
+    return grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
+
+
+def grid_sampler_2d(input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int,
+                    align_corners: bool) -> Tensor:
+    """``torch.grid_sampler_2d``: ``grid_sampler`` on 4-D input and grid only."""
+    return _grid_sampler_nd(4, input, grid, interpolation_mode, padding_mode, align_corners)
+
+
+def grid_sampler_3d(input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int,
+                    align_corners: bool) -> Tensor:
+    """``torch.grid_sampler_3d``: ``grid_sampler`` on 5-D input and grid only."""
+    return _grid_sampler_nd(5, input, grid, interpolation_mode, padding_mode, align_corners)
 
 
 # --- losses ---------------------------------------------------------------------------------------
