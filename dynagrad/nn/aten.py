@@ -21,20 +21,23 @@ from ..creation import tensor
 from ..dtypes import float32, int64
 from ..errors import describe
 from ..ops.movement import pad
+from ..ops.nn.rnn import check_dtypes
 from ..tensor import Tensor
 from . import functional as F
 from .functional.activation import _rrelu
 from .functional.embedding import embedding_bag_parts
 from .functional.misc import noise_dropout
 from .functional.vision import grid_sampler
+from .modules.rnn import stacked_recurrent
 
 __all__ = ["alpha_dropout", "batch_norm", "bilinear", "binary_cross_entropy_with_logits",
            "channel_shuffle", "constant_pad_nd", "convolution", "cosine_embedding_loss",
            "cosine_similarity", "ctc_loss", "embedding", "embedding_bag", "feature_alpha_dropout",
-           "feature_dropout", "grid_sampler", "grid_sampler_2d", "grid_sampler_3d",
-           "hinge_embedding_loss", "instance_norm", "kl_div", "margin_ranking_loss",
+           "feature_dropout", "grid_sampler", "grid_sampler_2d", "grid_sampler_3d", "gru",
+           "hinge_embedding_loss", "instance_norm", "kl_div", "lstm", "margin_ranking_loss",
            "max_pool1d_with_indices", "pairwise_distance", "pdist", "pixel_shuffle",
-           "pixel_unshuffle", "poisson_nll_loss", "rrelu", "rrelu_", "triplet_margin_loss"]
+           "pixel_unshuffle", "poisson_nll_loss", "rnn_relu", "rnn_tanh", "rrelu", "rrelu_",
+           "triplet_margin_loss"]
 
 # the same signature as the functional form: the same function
 bilinear = F.bilinear
@@ -240,6 +243,83 @@ def grid_sampler_3d(input: Tensor, grid: Tensor, interpolation_mode: int, paddin
                     align_corners: bool) -> Tensor:
     """``torch.grid_sampler_3d``: ``grid_sampler`` on 5-D input and grid only."""
     return _grid_sampler_nd(5, input, grid, interpolation_mode, padding_mode, align_corners)
+
+
+# --- recurrent networks --------------------------------------------------------------------------
+
+def _recurrent(op: str, mode: str, input: Tensor, hx, cx, params, has_biases: bool,
+               num_layers: int, dropout: float, train: bool, bidirectional: bool,
+               batch_first: bool) -> tuple:
+    """The whole-sequence network of ``nn.RNN``/``LSTM``/``GRU`` from a flat parameter list
+    (``w_ih, w_hh[, b_ih, b_hh]`` per layer and direction, the modules' ``_flat_weights``)."""
+    directions = 2 if bidirectional else 1
+    per = 4 if has_biases else 2
+    params = list(params)
+    if len(params) != per * num_layers * directions:
+        raise RuntimeError(f"{op}: got an incorrect number of RNN parameters (expected "
+                           f"{per * num_layers * directions} for num_layers={num_layers}, "
+                           f"bidirectional={bidirectional}, has_biases={has_biases}; got "
+                           f"{len(params)})")
+    if not isinstance(input, Tensor) or input.ndim != 3:
+        raise RuntimeError(f"{op}: expected a 3-D input (sequence, batch, features), or (batch, "
+                           f"sequence, features) with batch_first (got "
+                           f"{describe(input) if isinstance(input, Tensor) else input!r})")
+    x = input.transpose(0, 1) if batch_first else input
+    hidden = params[1].shape[1]
+    expected = (num_layers * directions, x.shape[1], hidden)
+    for name, h in (("hx", hx), ("cx", cx)):
+        if h is not None and tuple(h.shape) != expected:
+            raise RuntimeError(f"{op}: Expected hidden size {expected}, got {list(h.shape)} "
+                               f"({name})")
+    check_dtypes(op, {"input": x, "hx": hx, "cx": cx, "w_ih_l0": params[0]})
+    weights = [tuple(params[i * per:(i + 1) * per]) + ((None, None) if not has_biases else ())
+               for i in range(num_layers * directions)]
+    out, h_n, c_n = stacked_recurrent(mode, x, hx, cx, weights, num_layers, directions,
+                                      float(dropout), bool(train))
+    return (out.transpose(0, 1) if batch_first else out), h_n, c_n
+
+
+def lstm(input: Tensor, hx, params, has_biases: bool, num_layers: int, dropout: float,
+         train: bool, bidirectional: bool, batch_first: bool) -> tuple:
+    """``torch.lstm``: ``(output, h_n, c_n)`` of the LSTM with parameters ``params`` from the
+    states ``hx = [h_0, c_0]``; ``nn.LSTM``'s computation.
+
+    Example:
+        >>> import dynagrad as dg
+        >>> from dynagrad import nn
+        >>> m = nn.LSTM(3, 4)
+        >>> h0 = dg.zeros(1, 2, 4)
+        >>> out, h, c = dg.lstm(dg.randn(5, 2, 3), [h0, h0], m._flat_weights, True, 1, 0.0,
+        ...                     False, False, False)
+        >>> tuple(out.shape), tuple(c.shape)
+        ((5, 2, 4), (1, 2, 4))
+    """
+    if len(hx) != 2:
+        raise RuntimeError(f"lstm: expects two hidden states [h_0, c_0], got {len(hx)}")
+    return _recurrent("lstm", "lstm", input, hx[0], hx[1], params, has_biases, num_layers,
+                      dropout, train, bidirectional, batch_first)
+
+
+def gru(input: Tensor, hx: Tensor, params, has_biases: bool, num_layers: int, dropout: float,
+        train: bool, bidirectional: bool, batch_first: bool) -> tuple:
+    """``torch.gru``: ``(output, h_n)`` of the GRU with parameters ``params``; ``nn.GRU``'s
+    computation."""
+    return _recurrent("gru", "gru", input, hx, None, params, has_biases, num_layers, dropout,
+                      train, bidirectional, batch_first)[:2]
+
+
+def rnn_tanh(input: Tensor, hx: Tensor, params, has_biases: bool, num_layers: int,
+             dropout: float, train: bool, bidirectional: bool, batch_first: bool) -> tuple:
+    """``torch.rnn_tanh``: ``(output, h_n)`` of ``nn.RNN(nonlinearity="tanh")``."""
+    return _recurrent("rnn_tanh", "rnn_tanh", input, hx, None, params, has_biases, num_layers,
+                      dropout, train, bidirectional, batch_first)[:2]
+
+
+def rnn_relu(input: Tensor, hx: Tensor, params, has_biases: bool, num_layers: int,
+             dropout: float, train: bool, bidirectional: bool, batch_first: bool) -> tuple:
+    """``torch.rnn_relu``: ``(output, h_n)`` of ``nn.RNN(nonlinearity="relu")``."""
+    return _recurrent("rnn_relu", "rnn_relu", input, hx, None, params, has_biases, num_layers,
+                      dropout, train, bidirectional, batch_first)[:2]
 
 
 # --- losses ---------------------------------------------------------------------------------------

@@ -530,3 +530,61 @@ def test_conv_transpose3d_module_matches_torch():
     got = ours(dg.tensor(x), output_size=(5, 6, 5))
     want = theirs(torch.tensor(x), output_size=(5, 6, 5))
     np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+# --- torch.lstm / gru / rnn_tanh / rnn_relu --------------------------------------------------------
+
+RNN_CASES = [
+    ("lstm", nn.LSTM, torch.nn.LSTM, {"num_layers": 2, "bidirectional": True}),
+    ("gru", nn.GRU, torch.nn.GRU, {"bias": False, "batch_first": True}),
+    ("rnn_tanh", nn.RNN, torch.nn.RNN, {"num_layers": 2}),
+    ("rnn_relu", nn.RNN, torch.nn.RNN, {"nonlinearity": "relu", "bidirectional": True}),
+]
+
+
+@pytest.mark.parametrize("name,ours_cls,torch_cls,kw", RNN_CASES, ids=[c[0] for c in RNN_CASES])
+def test_recurrent_aten_forms_match_torch(name, ours_cls, torch_cls, kw):
+    dg.manual_seed(0)
+    module = ours_cls(3, 4, dtype=dg.float64, **kw)
+    params = [p.detach().numpy() for p in module._flat_weights]
+    layers = module.num_layers * (2 if module.bidirectional else 1)
+    batch_first = kw.get("batch_first", False)
+    x = rand(2, 5, 3) if batch_first else rand(5, 2, 3)
+    h0 = rand(layers, 2, 4)
+    hx = [h0, rand(layers, 2, 4)] if name == "lstm" else h0
+    flags = (module.bias, module.num_layers, 0.0, False, module.bidirectional, batch_first)
+    check_parity(name, x, hx, params, *flags)
+    # the same numbers as the module (whose weights these are) and as torch's module
+    got = getattr(dg, name)(dg.tensor(x), [dg.tensor(h) for h in hx] if name == "lstm"
+                            else dg.tensor(hx), module._flat_weights, *flags)
+    state = (tuple(dg.tensor(h) for h in hx) if name == "lstm" else dg.tensor(hx))
+    out, h_n = module(dg.tensor(x), state)
+    np.testing.assert_allclose(got[0].detach().numpy(), out.detach().numpy(), rtol=1e-12)
+    theirs = torch_cls(3, 4, dtype=torch.float64, **kw)
+    with torch.no_grad():
+        for p, v in zip(theirs._flat_weights, params):
+            p.copy_(torch.tensor(v))
+    t_state = (tuple(torch.tensor(h) for h in hx) if name == "lstm" else torch.tensor(hx))
+    np.testing.assert_allclose(got[0].detach().numpy(),
+                               theirs(torch.tensor(x), t_state)[0].detach().numpy(), rtol=1e-10)
+
+
+def test_recurrent_aten_errors():
+    module = nn.GRU(3, 4, dtype=dg.float64)
+    x, h = dg.randn(5, 2, 3, dtype=dg.float64), dg.zeros(1, 2, 4, dtype=dg.float64)
+    with pytest.raises(RuntimeError, match="incorrect number of RNN parameters"):
+        dg.gru(x, h, module._flat_weights[:1], True, 1, 0.0, False, False, False)
+    with pytest.raises(RuntimeError, match="Expected hidden size"):
+        dg.gru(x, dg.zeros(1, 3, 4, dtype=dg.float64), module._flat_weights, True, 1, 0.0,
+               False, False, False)
+    with pytest.raises(RuntimeError, match="3-D input"):
+        dg.gru(x[:, 0], h[:, 0], module._flat_weights, True, 1, 0.0, False, False, False)
+    # dropout between layers in training only: eval runs are deterministic
+    deep = nn.LSTM(3, 4, num_layers=2, dtype=dg.float64)
+    hx = [dg.zeros(2, 2, 4, dtype=dg.float64)] * 2
+    a = dg.lstm(x, hx, deep._flat_weights, True, 2, 0.5, False, False, False)[0]
+    b = dg.lstm(x, hx, deep._flat_weights, True, 2, 0.5, False, False, False)[0]
+    np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
+    dg.manual_seed(1)
+    c = dg.lstm(x, hx, deep._flat_weights, True, 2, 0.5, True, False, False)[0]
+    assert not np.allclose(a.detach().numpy(), c.detach().numpy())
