@@ -560,6 +560,8 @@ def test_recurrent_aten_forms_match_torch(name, ours_cls, torch_cls, kw):
     state = (tuple(dg.tensor(h) for h in hx) if name == "lstm" else dg.tensor(hx))
     out, h_n = module(dg.tensor(x), state)
     np.testing.assert_allclose(got[0].detach().numpy(), out.detach().numpy(), rtol=1e-12)
+    h_n = h_n[0] if name == "lstm" else h_n
+    np.testing.assert_allclose(got[1].detach().numpy(), h_n.detach().numpy(), rtol=1e-12)
     theirs = torch_cls(3, 4, dtype=torch.float64, **kw)
     with torch.no_grad():
         for p, v in zip(theirs._flat_weights, params):
