@@ -126,7 +126,7 @@ def embedding_bag_parts(input: Tensor, weight: Tensor, offsets=None, max_norm=No
             np.zeros((b, dim), np.int64)
     block = rows.index_select(0, like(table.reshape(-1), rows, dtypes.int64)).reshape(b, longest,
                                                                                        dim)
-    block = where(like(valid[:, :, None], block), block, float("-inf"))
+    block = where(like(valid.reshape(b, longest, 1), block), block, float("-inf"))
     arg = block.detach().argmax(1, keepdim=True)
     empty = like((counts == 0).reshape(-1, 1), block)
     out = where(empty, 0.0, block.gather(1, arg).squeeze(1))
