@@ -20,11 +20,12 @@ from __future__ import annotations
 from ..creation import tensor
 from ..dtypes import float32, int64
 from ..errors import describe
-from ..ops.movement import pad
+from ..ops.movement import pad as _pad
 from ..ops.nn.rnn import check_dtypes
 from ..tensor import Tensor
 from . import functional as F
 from .functional.activation import _rrelu
+from .functional.embedding import MODES as BAG_MODES
 from .functional.embedding import embedding_bag_parts
 from .functional.misc import noise_dropout
 from .functional.vision import grid_sampler
@@ -136,18 +137,20 @@ def embedding_bag(weight: Tensor, indices: Tensor, offsets: Tensor,
     """``torch.embedding_bag``: ``(output, offset2bag, bag_size, max_indices)`` for the 1-D
     ``indices`` split at ``offsets``; ``mode`` 0 sum, 1 mean, 2 max. ``output`` is
     ``F.embedding_bag``'s. The other three are PyTorch's bookkeeping, in its layout: the bag of
-    each index (empty for a float32 sum without padding_idx), the entries per bag (zeros for sum) and, for max, the row
-    each maximum came from (for mean, the entries per bag again; zeros for sum).
+    each index (empty for a float32 sum without padding_idx), the entries per bag (zeros for
+    sum) and, for max, the row each maximum came from (for mean, the entries per bag again;
+    zeros for sum).
     """
-    modes = ("sum", "mean", "max")
     if mode not in (0, 1, 2):
         raise RuntimeError(f"embedding_bag: unknown mode {mode!r} (expected 0 sum, 1 mean or "
                            f"2 max)")
     out, bag_of, counts, arg_rows = embedding_bag_parts(
-        indices, weight, offsets, None, 2.0, scale_grad_by_freq, modes[mode], sparse,
+        indices, weight, offsets, None, 2.0, scale_grad_by_freq, BAG_MODES[mode], sparse,
         per_sample_weights, include_last_offset, padding_idx)
+
     def as_long(values) -> Tensor:
         return tensor(values, dtype=int64, device=weight.device)
+
     if mode == 0:
         zeros = [0] * counts.shape[0]
         # PyTorch's float32 sum path without padding_idx leaves offset2bag empty
@@ -157,7 +160,7 @@ def embedding_bag(weight: Tensor, indices: Tensor, offsets: Tensor,
     return out, as_long(bag_of), as_long(counts), as_long(counts if mode == 1 else arg_rows)
 
 
-def constant_pad_nd(input: Tensor, pad_widths, value=0) -> Tensor:
+def constant_pad_nd(input: Tensor, pad, value=0) -> Tensor:
     """``torch.constant_pad_nd``: ``F.pad(input, pad, "constant", value)`` (a negative width
     crops).
 
@@ -166,7 +169,7 @@ def constant_pad_nd(input: Tensor, pad_widths, value=0) -> Tensor:
         >>> dg.constant_pad_nd(dg.ones(1, 2), [1, 0], 5.0)
         tensor([[5., 1., 1.]])
     """
-    return pad(input, pad_widths, "constant", value)
+    return _pad(input, pad, "constant", value)
 
 
 # --- convolution and pooling ----------------------------------------------------------------------
@@ -354,7 +357,8 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
                                   reduction=_reduction("hinge_embedding_loss", reduction))
 
 
-def kl_div(input: Tensor, target: Tensor, reduction: int = 1, *, log_target: bool = False) -> Tensor:
+def kl_div(input: Tensor, target: Tensor, reduction: int = 1, *,
+           log_target: bool = False) -> Tensor:
     """``torch.kl_div``: ``F.kl_div`` with an int reduction (1 is the plain mean over all
     elements; ATen has no ``batchmean``)."""
     reduction = _reduction("kl_div", reduction)

@@ -215,7 +215,7 @@ def test_top_level_errors_match_torch():
         dg.prelu(dg.randn(2, 3), dg.randn(2))
 
 
-# --- dropout variants ------------------------------------------------------------------------------
+# --- dropout variants -----------------------------------------------------------------------------
 
 ALPHA = 1.7580993408473766  # -SELU's negative saturation
 
@@ -278,7 +278,7 @@ def test_alpha_dropout_identity_p1_inplace_and_modules():
     assert fm.train()(dg.ones(2, 3, 2)).shape == (2, 3, 2)
 
 
-# --- rrelu -----------------------------------------------------------------------------------------
+# --- rrelu ----------------------------------------------------------------------------------------
 
 def test_rrelu_training_slopes_and_gradient():
     dg.manual_seed(0)
@@ -325,7 +325,7 @@ def test_rrelu_eval_inplace_module_and_errors():
         F.rrelu(dg.tensor([1, 2]))
 
 
-# --- channel shuffle, pdist ------------------------------------------------------------------------
+# --- channel shuffle, pdist -----------------------------------------------------------------------
 
 def test_channel_shuffle_values_errors_and_module():
     x = np.arange(24.0).reshape(1, 6, 2, 2)
@@ -360,7 +360,7 @@ def test_pdist_gradcheck_and_errors():
             F.pdist(arg, p)
 
 
-# --- embedding_bag ---------------------------------------------------------------------------------
+# --- embedding_bag --------------------------------------------------------------------------------
 
 BAG_CASES = [
     {"mode": "sum"}, {"mode": "mean"}, {"mode": "max"},
@@ -470,7 +470,7 @@ def test_embedding_bag_module():
         nn.EmbeddingBag(3, 2, mode="median")
 
 
-# --- 3-D pooling and transposed convolution modules ------------------------------------------------
+# --- 3-D pooling and transposed convolution modules -----------------------------------------------
 
 POOL3D = [
     ("max", {"kernel_size": 2}),
@@ -532,7 +532,7 @@ def test_conv_transpose3d_module_matches_torch():
     np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-5, atol=1e-6)
 
 
-# --- torch.lstm / gru / rnn_tanh / rnn_relu --------------------------------------------------------
+# --- torch.lstm / gru / rnn_tanh / rnn_relu -------------------------------------------------------
 
 RNN_CASES = [
     ("lstm", nn.LSTM, torch.nn.LSTM, {"num_layers": 2, "bidirectional": True}),

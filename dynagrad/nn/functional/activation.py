@@ -27,9 +27,9 @@ from ...tensor import Tensor
 
 __all__ = ["relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "prelu", "elu", "elu_", "selu",
            "selu_", "celu", "celu_", "gelu", "silu", "mish", "sigmoid", "tanh", "hardtanh",
-           "hardtanh_", "rrelu", "rrelu_", "hardsigmoid", "hardswish", "softplus", "softsign", "softshrink",
-           "hardshrink", "tanhshrink", "threshold", "threshold_", "logsigmoid", "softmax",
-           "log_softmax", "softmin", "glu"]
+           "hardtanh_", "rrelu", "rrelu_", "hardsigmoid", "hardswish", "softplus", "softsign",
+           "softshrink", "hardshrink", "tanhshrink", "threshold", "threshold_", "logsigmoid",
+           "softmax", "log_softmax", "softmin", "glu"]
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:

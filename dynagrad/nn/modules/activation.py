@@ -17,10 +17,10 @@ from ..functional import activation as F
 from ..module import Module
 from ..parameter import Parameter
 
-__all__ = ["ReLU", "ReLU6", "LeakyReLU", "PReLU", "RReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish",
-           "Sigmoid", "Tanh", "Hardtanh", "Hardsigmoid", "Hardswish", "Softplus", "Softsign",
-           "Softshrink", "Hardshrink", "Tanhshrink", "Threshold", "LogSigmoid", "Softmax",
-           "LogSoftmax", "Softmin", "GLU"]
+__all__ = ["ReLU", "ReLU6", "LeakyReLU", "PReLU", "RReLU", "ELU", "SELU", "CELU", "GELU", "SiLU",
+           "Mish", "Sigmoid", "Tanh", "Hardtanh", "Hardsigmoid", "Hardswish", "Softplus",
+           "Softsign", "Softshrink", "Hardshrink", "Tanhshrink", "Threshold", "LogSigmoid",
+           "Softmax", "LogSoftmax", "Softmin", "GLU"]
 
 
 class _Inplace(Module):

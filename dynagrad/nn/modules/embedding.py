@@ -187,7 +187,7 @@ class EmbeddingBag(Module):
                         max_norm: float | None = None, norm_type: float = 2.0,
                         scale_grad_by_freq: bool = False, mode: str = "mean",
                         sparse: bool = False, include_last_offset: bool = False,
-                        padding_idx: int | None = None) -> "EmbeddingBag":
+                        padding_idx: int | None = None) -> EmbeddingBag:
         """An EmbeddingBag whose table is ``embeddings`` (2-D; shared), frozen by default."""
         if embeddings.ndim != 2:
             raise AssertionError(f"Embeddings parameter is expected to be 2-dimensional, got "

@@ -1,5 +1,6 @@
 """Pooling layers: ``MaxPool1d MaxPool2d MaxPool3d AvgPool1d AvgPool2d AvgPool3d AdaptiveAvgPool1d
-AdaptiveAvgPool2d AdaptiveMaxPool2d``, with PyTorch's arguments and ``extra_repr``. They hold no parameters.
+AdaptiveAvgPool2d AdaptiveMaxPool2d``, with PyTorch's arguments and ``extra_repr``. They hold no
+parameters.
 
 Example:
     >>> import dynagrad as dg
