@@ -15,20 +15,21 @@ from __future__ import annotations
 
 from ...errors import describe
 from ...ops._util import as_tensor_arg
-from ...ops.elementwise import where
 from ...ops.nn.activation import (celu, celu_, elu, elu_, gelu, hardshrink, hardsigmoid,
                                   hardswish, hardtanh, hardtanh_, leaky_relu, leaky_relu_,
-                                  logsigmoid, mish, selu, selu_, silu, softplus, softshrink,
-                                  softsign, threshold, threshold_)
+                                  logsigmoid, mish, prelu, selu, selu_, silu, softplus,
+                                  softshrink, softsign, threshold, threshold_)
+from ...ops.elementwise import where
 from ...ops.nn.softmax import float_input, log_softmax, softmax, softmax_dim
+from ...random import rand
 from ...shapes import wrap_dim
 from ...tensor import Tensor
 
 __all__ = ["relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "prelu", "elu", "elu_", "selu",
            "selu_", "celu", "celu_", "gelu", "silu", "mish", "sigmoid", "tanh", "hardtanh",
-           "hardtanh_", "hardsigmoid", "hardswish", "softplus", "softsign", "softshrink",
-           "hardshrink", "tanhshrink", "threshold", "threshold_", "logsigmoid", "softmax",
-           "log_softmax", "softmin", "glu"]
+           "hardtanh_", "rrelu", "rrelu_", "hardsigmoid", "hardswish", "softplus", "softsign",
+           "softshrink", "hardshrink", "tanhshrink", "threshold", "threshold_", "logsigmoid",
+           "softmax", "log_softmax", "softmin", "glu"]
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
@@ -58,23 +59,42 @@ def tanhshrink(input: Tensor) -> Tensor:
     return input - input.tanh()
 
 
-def prelu(input: Tensor, weight: Tensor) -> Tensor:
-    """``x`` where positive, ``weight * x`` elsewhere; ``weight`` has 1 or ``C`` (dim 1) entries."""
-    x = as_tensor_arg(input, "prelu")
-    n = weight.numel()
-    if weight.ndim > 1:
-        raise RuntimeError(f"prelu: weight must be 0-D or 1-D (got {describe(weight)})")
-    if n != 1:
-        channels = x.shape[1] if x.ndim >= 2 else (x.shape[0] if x.ndim == 1 else 1)
-        if n != channels:
-            raise RuntimeError(f"prelu: mismatch in parameter count: weight has {n} entries but "
-                               f"the input has {channels} channels (got input {describe(x)}, "
-                               f"weight {describe(weight)})")
-        if x.ndim >= 2:
-            weight = weight.reshape((1, n) + (1,) * (x.ndim - 2))
-    elif weight.ndim:
-        weight = weight.reshape(())
-    return where(x > 0, x, x * weight)
+def _rrelu(op: str, input, lower: float, upper: float, training: bool, inplace: bool,
+           generator=None) -> Tensor:
+    x = as_tensor_arg(input, op)
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+    if not x.dtype.is_floating_point:
+        raise NotImplementedError(f"{op}: \"leaky_relu_cpu\" not implemented for "
+                                  f"'{x.dtype}' (got {describe(x)})")
+    if training:  # one slope per element, uniform in [lower, upper)
+        slope = rand(*x.shape, generator=generator, dtype=x.dtype, device=x.device)
+        slope = slope * (upper - lower) + lower
+    else:
+        slope = (lower + upper) / 2.0
+    if inplace:
+        return x.copy_(where(x > 0, x, x * slope))
+    return where(x > 0, x, x * slope)
+
+
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+          inplace: bool = False) -> Tensor:
+    """Randomized leaky ReLU: ``x`` where positive, ``a * x`` elsewhere, with ``a`` drawn uniformly
+    from ``[lower, upper)`` per element in training and ``(lower + upper) / 2`` otherwise. The
+    gradient is the slope used (``a`` at ``x <= 0``).
+
+    Example:
+        >>> import dynagrad as dg, dynagrad.nn.functional as F
+        >>> F.rrelu(dg.tensor([-3.0, 2.0]), 0.1, 0.3)
+        tensor([-0.6000,  2.0000])
+    """
+    return _rrelu("rrelu", input, lower, upper, training, inplace)
+
+
+def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
+           training: bool = False) -> Tensor:
+    """``rrelu`` in place."""
+    return _rrelu("rrelu_", input, lower, upper, training, True)
 
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:

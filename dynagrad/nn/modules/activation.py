@@ -17,10 +17,10 @@ from ..functional import activation as F
 from ..module import Module
 from ..parameter import Parameter
 
-__all__ = ["ReLU", "ReLU6", "LeakyReLU", "PReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish",
-           "Sigmoid", "Tanh", "Hardtanh", "Hardsigmoid", "Hardswish", "Softplus", "Softsign",
-           "Softshrink", "Hardshrink", "Tanhshrink", "Threshold", "LogSigmoid", "Softmax",
-           "LogSoftmax", "Softmin", "GLU"]
+__all__ = ["ReLU", "ReLU6", "LeakyReLU", "PReLU", "RReLU", "ELU", "SELU", "CELU", "GELU", "SiLU",
+           "Mish", "Sigmoid", "Tanh", "Hardtanh", "Hardsigmoid", "Hardswish", "Softplus",
+           "Softsign", "Softshrink", "Hardshrink", "Tanhshrink", "Threshold", "LogSigmoid",
+           "Softmax", "LogSoftmax", "Softmin", "GLU"]
 
 
 class _Inplace(Module):
@@ -221,6 +221,30 @@ class PReLU(Module):
 
     def extra_repr(self) -> str:
         return f"num_parameters={self.num_parameters}"
+
+
+class RReLU(Module):
+    """Randomized leaky ReLU: in training each negative input is scaled by a slope drawn from
+    ``U(lower, upper)``; in eval by ``(lower + upper) / 2`` (``F.rrelu``).
+
+    Example:
+        >>> import dynagrad as dg
+        >>> from dynagrad import nn
+        >>> nn.RReLU(0.1, 0.3).eval()(dg.tensor([-1.0, 2.0]))
+        tensor([-0.2000,  2.0000])
+    """
+
+    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
+                 inplace: bool = False) -> None:
+        super().__init__()  # (lower > upper raises in forward, as in PyTorch)
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, input):
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace
+                                                           else "")
 
 
 class _DimModule(Module):

@@ -1,5 +1,5 @@
-"""Convolution layers: ``Conv1d Conv2d Conv3d ConvTranspose1d ConvTranspose2d``, with PyTorch's
-arguments, attributes, ``extra_repr`` and default initialisation (weight ~
+"""Convolution layers: ``Conv1d Conv2d Conv3d ConvTranspose1d ConvTranspose2d ConvTranspose3d``,
+with PyTorch's arguments, attributes, ``extra_repr`` and default initialisation (weight ~
 kaiming_uniform(a=sqrt(5)), bias ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in))).
 
 Example:
@@ -21,7 +21,7 @@ from ..functional import conv as F
 from ..module import Module
 from ..parameter import Parameter
 
-__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
@@ -224,3 +224,17 @@ class ConvTranspose2d(_ConvTransposeNd):
 
     _nsp = 2
     _fn = staticmethod(F.conv_transpose2d)
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """3-D transposed convolution; weight is ``(in_channels, out_channels / groups, kD, kH, kW)``.
+
+    Example:
+        >>> import dynagrad as dg
+        >>> from dynagrad import nn
+        >>> nn.ConvTranspose3d(2, 3, 2, stride=2)(dg.zeros(1, 2, 2, 3, 3)).shape
+        dynagrad.Size([1, 3, 4, 6, 6])
+    """
+
+    _nsp = 3
+    _fn = staticmethod(F.conv_transpose3d)

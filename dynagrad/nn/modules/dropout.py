@@ -1,4 +1,5 @@
-"""Dropout layers: ``Dropout Dropout1d Dropout2d Dropout3d`` (active in training mode only).
+"""Dropout layers: ``Dropout Dropout1d Dropout2d Dropout3d AlphaDropout FeatureAlphaDropout``
+(active in training mode only).
 
 Example:
     >>> import dynagrad as dg
@@ -15,7 +16,7 @@ from ...tensor import Tensor
 from ..functional import misc as F
 from ..module import Module
 
-__all__ = ["Dropout", "Dropout1d", "Dropout2d", "Dropout3d"]
+__all__ = ["AlphaDropout", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "FeatureAlphaDropout"]
 
 
 class _DropoutNd(Module):
@@ -73,3 +74,26 @@ class Dropout3d(_DropoutNd):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.dropout3d(input, self.p, self.training, self.inplace)
+
+
+class AlphaDropout(_DropoutNd):
+    """Dropout that keeps a SELU network's zero mean and unit variance: dropped units take SELU's
+    negative saturation value and the output is rescaled (``F.alpha_dropout``).
+
+    Example:
+        >>> import dynagrad as dg
+        >>> from dynagrad import nn
+        >>> y = nn.AlphaDropout(0.2)(dg.randn(10000))
+        >>> abs(float(y.mean())) < 0.05 and abs(float(y.std()) - 1.0) < 0.05
+        True
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.alpha_dropout(input, self.p, self.training, self.inplace)
+
+
+class FeatureAlphaDropout(_DropoutNd):
+    """``AlphaDropout`` of whole channels (dim 1) of an ``(N, C, ...)`` input."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.feature_alpha_dropout(input, self.p, self.training, self.inplace)

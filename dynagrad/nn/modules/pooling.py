@@ -1,5 +1,6 @@
-"""Pooling layers: ``MaxPool1d MaxPool2d AvgPool1d AvgPool2d AdaptiveAvgPool1d AdaptiveAvgPool2d
-AdaptiveMaxPool2d``, with PyTorch's arguments and ``extra_repr``. They hold no parameters.
+"""Pooling layers: ``MaxPool1d MaxPool2d MaxPool3d AvgPool1d AvgPool2d AvgPool3d AdaptiveAvgPool1d
+AdaptiveAvgPool2d AdaptiveMaxPool2d``, with PyTorch's arguments and ``extra_repr``. They hold no
+parameters.
 
 Example:
     >>> import dynagrad as dg
@@ -16,7 +17,8 @@ from ...tensor import Tensor
 from ..functional import pooling as F
 from ..module import Module
 
-__all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
+__all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
+           "AdaptiveAvgPool1d",
            "AdaptiveAvgPool2d", "AdaptiveMaxPool2d"]
 
 
@@ -50,6 +52,22 @@ class MaxPool2d(_MaxPoolNd):
 
     def forward(self, input: Tensor):
         return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+
+
+class MaxPool3d(_MaxPoolNd):
+    """3-D max pooling over ``(N, C, D, H, W)``; with ``return_indices=True`` returns
+    ``(output, indices)`` (flat ``d * H * W + h * W + w`` indices, as PyTorch).
+
+    Example:
+        >>> import dynagrad as dg
+        >>> from dynagrad import nn
+        >>> nn.MaxPool3d(2)(dg.zeros(1, 2, 4, 4, 6)).shape
+        dynagrad.Size([1, 2, 2, 2, 3])
+    """
+
+    def forward(self, input: Tensor):
+        return F.max_pool3d(input, self.kernel_size, self.stride, self.padding, self.dilation,
                             ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
 
@@ -103,6 +121,21 @@ class AvgPool2d(Module):
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool3d(AvgPool2d):
+    """3-D average pooling over ``(N, C, D, H, W)``; the arguments of ``AvgPool2d``.
+
+    Example:
+        >>> import dynagrad as dg
+        >>> from dynagrad import nn
+        >>> nn.AvgPool3d(2, stride=1)(dg.ones(1, 1, 3, 3, 3)).shape
+        dynagrad.Size([1, 1, 2, 2, 2])
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad, self.divisor_override)
 
 
 class _AdaptivePool(Module):

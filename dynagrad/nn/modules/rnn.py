@@ -37,6 +37,31 @@ def _uniform_init(module: Module, hidden_size: int) -> None:
             p.uniform_(-bound, bound)
 
 
+def stacked_recurrent(mode: str, x: Tensor, hx, cx, weights: list, num_layers: int,
+                      directions: int, dropout_p: float, training: bool) -> tuple:
+    """The layers of a (bidirectional) recurrent network on a checked time-major ``(T, B, I)``
+    input: ``weights[layer * directions + d]`` is ``(w_ih, w_hh, b_ih, b_hh)`` (biases may be
+    None), ``hx`` / ``cx`` the initial states ``(num_layers * directions, B, H)`` or None.
+    Dropout with ``dropout_p`` follows every layer but the last when ``training``. Returns
+    ``(output (T, B, directions * H), h_n, c_n or None)``."""
+    lstm = mode == "lstm"
+    h_out, c_out = [], []
+    for layer in range(num_layers):
+        outs = []
+        for d in range(directions):
+            idx = layer * directions + d
+            res = recurrent(mode, x, None if hx is None else hx[idx],
+                            None if cx is None else cx[idx], *weights[idx], d == 1)
+            outs.append(res[0])
+            h_out.append(res[1])
+            if lstm:
+                c_out.append(res[2])
+        x = outs[0] if directions == 1 else cat(outs, 2)
+        if dropout_p > 0 and training and layer < num_layers - 1:
+            x = dropout(x, dropout_p, True)
+    return x, stack(h_out), stack(c_out) if lstm else None
+
+
 class RNNBase(Module):
     """Shared machinery of ``RNN``, ``LSTM`` and ``GRU`` (``mode``: ``"rnn_tanh" "rnn_relu"
     "lstm" "gru"``)."""
@@ -138,23 +163,9 @@ class RNNBase(Module):
                 self._check_hidden(h, expected, what)
         check_dtypes(name, {"input": input, "hx": hx, "cx": cx, "weight_ih_l0": self.weight_ih_l0})
 
-        x, h_out, c_out = input, [], []
-        for layer in range(self.num_layers):
-            outs = []
-            for d in range(directions):
-                idx = layer * directions + d
-                res = recurrent(self.mode, x, None if hx is None else hx[idx],
-                                None if cx is None else cx[idx], *self._layer_weights(idx),
-                                d == 1)
-                outs.append(res[0])
-                h_out.append(res[1])
-                if lstm:
-                    c_out.append(res[2])
-            x = outs[0] if directions == 1 else cat(outs, 2)
-            if self.dropout > 0 and self.training and layer < self.num_layers - 1:
-                x = dropout(x, self.dropout, True)
-        h_n = stack(h_out)
-        c_n = stack(c_out) if lstm else None
+        weights = [self._layer_weights(i) for i in range(self.num_layers * directions)]
+        x, h_n, c_n = stacked_recurrent(self.mode, input, hx, cx, weights, self.num_layers,
+                                        directions, self.dropout, self.training)
         if not batched:
             return x.squeeze(1), h_n.squeeze(1), None if c_n is None else c_n.squeeze(1)
         if self.batch_first:

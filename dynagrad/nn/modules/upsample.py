@@ -1,5 +1,5 @@
 """Resampling and padding layers: ``Upsample UpsamplingNearest2d UpsamplingBilinear2d
-PixelShuffle PixelUnshuffle ZeroPad2d``.
+PixelShuffle PixelUnshuffle ChannelShuffle ZeroPad2d``.
 
 Example:
     >>> import dynagrad as dg
@@ -18,7 +18,7 @@ from ..functional import misc as F
 from ..module import Module
 
 __all__ = ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle",
-           "PixelUnshuffle", "ZeroPad2d"]
+           "PixelUnshuffle", "ChannelShuffle", "ZeroPad2d"]
 
 
 class Upsample(Module):
@@ -96,6 +96,28 @@ class PixelUnshuffle(Module):
 
     def extra_repr(self) -> str:
         return f"downscale_factor={self.downscale_factor}"
+
+
+class ChannelShuffle(Module):
+    """Interleave the channels of ``groups`` groups: ``(N, g * k, ...)`` read as ``(N, g, k, ...)``
+    and transposed to ``(N, k, g, ...)`` (ShuffleNet).
+
+    Example:
+        >>> import dynagrad as dg
+        >>> from dynagrad import nn
+        >>> nn.ChannelShuffle(2)(dg.arange(4.0).reshape(1, 4, 1)).flatten().tolist()
+        [0.0, 2.0, 1.0, 3.0]
+    """
+
+    def __init__(self, groups: int) -> None:
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.channel_shuffle(input, self.groups)
+
+    def extra_repr(self) -> str:
+        return f"groups={self.groups}"
 
 
 class ZeroPad2d(Module):

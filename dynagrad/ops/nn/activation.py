@@ -13,13 +13,14 @@ from __future__ import annotations
 from ...autograd import grad_mode
 from ...errors import describe
 from .._util import as_tensor_arg
-from ..elementwise import OPS, Elementwise, compute, rebase_inplace
+from ..elementwise import OPS, Elementwise, compute, rebase_inplace, where
 from ..registry import register
 from ...tensor import Tensor
 
 __all__ = ["leaky_relu", "leaky_relu_", "elu", "elu_", "selu", "selu_", "celu", "celu_", "gelu",
            "silu", "mish", "hardtanh", "hardtanh_", "hardsigmoid", "hardswish", "softplus",
-           "softsign", "softshrink", "hardshrink", "threshold", "threshold_", "logsigmoid"]
+           "softsign", "softshrink", "hardshrink", "threshold", "threshold_", "logsigmoid",
+           "prelu"]
 
 _GRAD = grad_mode.GRAD_ENABLED
 
@@ -176,11 +177,43 @@ def logsigmoid(input: Tensor) -> Tensor:
     return _apply(_LOGSIGMOID, input)
 
 
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """``x`` where positive, ``weight * x`` elsewhere; ``weight`` has 1 entry or one per channel
+    (dim 1, or dim 0 of a 1-D input). A composition of ops, so its gradients (both arguments,
+    any order) come from them.
+
+    Example:
+        >>> import dynagrad as dg
+        >>> dg.tensor([-2.0, 3.0]).prelu(dg.tensor([0.25]))
+        tensor([-0.5000,  3.0000])
+    """
+    x = as_tensor_arg(input, "prelu")
+    if not isinstance(weight, Tensor):
+        raise TypeError(f"prelu(): argument 'weight' (position 2) must be Tensor, not "
+                        f"{type(weight).__name__}")
+    n = weight.numel()
+    if weight.ndim > 1:
+        raise RuntimeError(f"prelu: weight must be 0-D or 1-D (got {describe(weight)})")
+    if n != 1:
+        channels = x.shape[1] if x.ndim >= 2 else (x.shape[0] if x.ndim == 1 else 1)
+        if n != channels:
+            raise RuntimeError(f"prelu: Mismatch of parameter numbers and input channel size. "
+                               f"Found parameter numbers = {n} and channel size = {channels} (a "
+                               f"parameter count that is neither 1 nor the channels; got input "
+                               f"{describe(x)}, weight {describe(weight)})")
+        if x.ndim >= 2:
+            weight = weight.reshape((1, n) + (1,) * (x.ndim - 2))
+    elif weight.ndim:
+        weight = weight.reshape(())
+    return where(x > 0, x, x * weight)
+
+
 # the Tensor methods and dg.<name> functions PyTorch has
 for _fn, _method, _functional in (
         (leaky_relu, False, False), (elu, False, False), (selu, False, True),
         (celu, False, True), (gelu, False, False), (silu, False, False), (mish, False, False),
         (hardtanh, False, False), (hardsigmoid, False, False), (hardswish, False, False),
         (softplus, False, False), (softsign, False, False), (softshrink, False, False),
-        (hardshrink, True, True), (threshold, False, True), (logsigmoid, False, False)):
+        (hardshrink, True, True), (threshold, False, True), (logsigmoid, False, False),
+        (prelu, True, True)):
     register(_fn.__name__, _fn, "nn", method=_method, functional=_functional)

@@ -41,7 +41,8 @@ from ._placement import composed
 from .conv_composite import (conv_composite, conv_transpose_composite, fold_composite,
                              unfold_composite)
 
-__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold"]
+__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+           "unfold", "fold"]
 
 # Samples per im2col chunk: enough columns that each GEMM is large, few enough that the column
 # buffer (about this many bytes) stays in the L2 cache between im2col, GEMM and col2im.
@@ -554,6 +555,20 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
                              output_padding, groups, dilation)
 
 
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1) -> Tensor:
+    """3-D transposed convolution over ``(N, C, D, H, W)`` or ``(C, D, H, W)``; see
+    ``conv_transpose1d``.
+
+    Example:
+        >>> import dynagrad as dg
+        >>> conv_transpose3d(dg.ones(1, 2, 2, 2, 2), dg.ones(2, 3, 2, 2, 2), stride=2).shape
+        dynagrad.Size([1, 3, 4, 4, 4])
+    """
+    return _conv_transposend("conv_transpose3d", 3, input, weight, bias, stride, padding,
+                             output_padding, groups, dilation)
+
+
 # --- unfold / fold ------------------------------------------------------------------------------
 
 def _im2col_blocks(x5: np.ndarray, geom: _Geom) -> np.ndarray:
@@ -681,5 +696,6 @@ register("conv2d", conv2d, "nn", method=False)
 register("conv3d", conv3d, "nn", method=False)
 register("conv_transpose1d", conv_transpose1d, "nn", method=False)
 register("conv_transpose2d", conv_transpose2d, "nn", method=False)
+register("conv_transpose3d", conv_transpose3d, "nn", method=False)
 register("unfold", unfold, "nn", method=False, functional=False)
 register("fold", fold, "nn", method=False, functional=False)

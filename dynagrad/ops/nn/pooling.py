@@ -1,4 +1,5 @@
-"""Max, average and adaptive pooling over 1-D and 2-D inputs, as in ``torch.nn.functional``.
+"""Max, average and adaptive pooling over 1-D and 2-D inputs, and max and average pooling over 3-D
+inputs, as in ``torch.nn.functional``.
 
 Each pooling window is described per axis by its first in-range tap, its number of in-range
 taps and the tap step, computed here in NumPy; the generated kernels
@@ -6,7 +7,9 @@ taps and the tap step, computed here in NumPy; the generated kernels
 pooling with ``H == 1``. Max pooling records the flat index ``h * W + w`` of each maximum (returned
 with ``return_indices=True``, as PyTorch) and its backward scatters the gradient to those indices.
 Double backward is not supported and raises. CUDA tensors take ``max_pool_composite`` and
-``avg_pool_composite`` (``conv_composite.py``): the same windows gathered with ops.
+``avg_pool_composite`` (``conv_composite.py``): the same windows gathered with ops. 3-D pooling
+always takes that composed form (gathers, an argmax or a masked sum), on every device: its
+gradients, second order included, come from those ops.
 
 Example:
     >>> import dynagrad as dg
@@ -28,13 +31,17 @@ from ...dtypes import int64
 from ...errors import describe
 from ...kernels.cpu.backend import type_name
 from ...tensor import Tensor, _wrap
+from ..elementwise import where
+from ..placement import like
 from ..registry import register
-from ._placement import composed
+from ._placement import composed, index_table
 from .conv import _float_array, _kernel, _no_double_backward, _tuple
-from .conv_composite import avg_pool_composite, clamped_taps, max_pool_composite
+from .conv_composite import (_gather_axes, avg_pool_composite, clamped_taps,
+                             max_pool_composite)
 
 __all__ = ["max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
-           "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d"]
+           "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d", "max_pool3d",
+           "avg_pool3d"]
 
 
 # --- window geometry ----------------------------------------------------------------------------
@@ -429,6 +436,99 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     return _adaptive("adaptive_max_pool2d", 2, input, output_size, "max", return_indices)
 
 
+# --- 3-D pooling (composed of ops) ---------------------------------------------------------------
+
+def _volumes(op: str, x) -> tuple:
+    """``x`` as ``(B, D, H, W)`` plus its leading shape ``(N, C)`` or ``(C,)``, after the checks."""
+    _float_array(x, op, "input")
+    if x.ndim not in (4, 5):
+        raise RuntimeError(f"{op}: Expected 4D or 5D (batch mode) tensor for input, but got "
+                           f"{describe(x)}")
+    if any(n == 0 for n in x.shape[-3:]):
+        raise RuntimeError(f"{op}: Expected input's non-batch dimensions to have positive length, "
+                           f"but got {describe(x)}")
+    lead = tuple(x.shape[:-3])
+    return x.reshape((math.prod(lead),) + tuple(x.shape[-3:])), lead
+
+
+def _windows3d(vol: Tensor, taps: list) -> Tensor:
+    """``(B, oD, oH, oW, kD * kH * kW)``: the window values of ``vol`` for the per-axis tap
+    tables ``taps`` ``(o, k)``, taps in scan order (d, then h, then w)."""
+    (od, kd), (oh, kh), (ow, kw) = (t.shape for t in taps)
+    v = _gather_axes(vol, 1, taps).reshape(-1, od, kd, oh, kh, ow, kw)
+    return v.permute(0, 1, 3, 5, 2, 4, 6).reshape(-1, od, oh, ow, kd * kh * kw)
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """3-D max pooling over ``(N, C, D, H, W)`` or ``(C, D, H, W)``; with ``return_indices`` also
+    the flat index ``d * H * W + h * W + w`` of each maximum (its first occurrence, which alone
+    receives the gradient).
+
+    Example:
+        >>> import dynagrad as dg
+        >>> out, idx = max_pool3d(dg.arange(8.0).reshape(1, 1, 2, 2, 2), 2, return_indices=True)
+        >>> out.tolist(), idx.tolist()
+        ([[[[[7.0]]]]], [[[[[7]]]]])
+    """
+    op = "max_pool3d"
+    vol, lead = _volumes(op, input)
+    k, s, p, d = _pool_args(op, 3, kernel_size, stride, padding, dilation)
+    spatial = tuple(input.shape[-3:])
+    out_sp = tuple(_out_size(*a, ceil_mode) for a in zip(spatial, k, s, p, d))
+    _check_out(op, spatial, out_sp)
+    taps = [clamped_taps(*_max_windows(*a), a[5]) for a in zip(spatial, out_sp, k, s, p, d)]
+    v = _windows3d(vol, taps)
+    arg = v.detach().argmax(-1, keepdim=True)
+    out = v.gather(-1, arg).squeeze(-1).reshape(lead + out_sp)
+    if not return_indices:
+        return out
+    (td, th, tw), (_, h, w) = taps, spatial
+    flat = (td[:, None, None, :, None, None] * (h * w) + th[None, :, None, None, :, None] * w
+            + tw[None, None, :, None, None, :]).reshape((1,) + out_sp + (-1,))
+    idx = index_table(flat, vol).expand(tuple(v.shape)).gather(-1, arg).squeeze(-1)
+    return out, idx.reshape(lead + out_sp)
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None) -> Tensor:
+    """3-D average pooling over ``(N, C, D, H, W)`` or ``(C, D, H, W)``; the divisor counts the
+    zero padding when ``count_include_pad``, ``divisor_override`` replaces it.
+
+    Example:
+        >>> import dynagrad as dg
+        >>> avg_pool3d(dg.arange(8.0).reshape(1, 1, 2, 2, 2), 2).tolist()
+        [[[[[3.5]]]]]
+    """
+    op = "avg_pool3d"
+    vol, lead = _volumes(op, input)
+    k, s, p, _ = _pool_args(op, 3, kernel_size, stride, padding)
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError(f"{op}: divisor must be not zero")
+    spatial = tuple(input.shape[-3:])
+    out_sp = tuple(_out_size(n, kk, ss, pp, 1, ceil_mode) for n, kk, ss, pp in
+                   zip(spatial, k, s, p))
+    _check_out(op, spatial, out_sp)
+    wins = [_avg_windows(*a) for a in zip(spatial, out_sp, k, s, p)]   # (first, count, with pad)
+    taps = [clamped_taps(first, count) for first, count, _ in wins]
+    v = _windows3d(vol, taps)
+    # a short window repeats its last tap: the mask keeps each in-range tap once
+    valid = [np.arange(t.shape[1])[None, :] < count[:, None] for t, (_, count, _) in
+             zip(taps, wins)]
+    mask = (valid[0][:, None, None, :, None, None] & valid[1][None, :, None, None, :, None]
+            & valid[2][None, None, :, None, None, :]).reshape((1,) + out_sp + (-1,))
+    if not mask.all():
+        v = where(like(mask, v), v, 0.0)
+    if divisor_override is not None:
+        divisor = np.full(out_sp, float(divisor_override))
+    else:
+        per_axis = [w[2] if count_include_pad else w[1] for w in wins]
+        divisor = np.einsum("i,j,k->ijk", *per_axis).astype(np.float64)
+    # a window entirely in the padding sums nothing; its output is 0 as in PyTorch
+    scale = np.divide(1.0, divisor, out=np.zeros_like(divisor), where=divisor != 0)
+    return (v.sum(-1) * like(scale, v, v.dtype)).reshape(lead + out_sp)
+
+
 # the functional forms with a torch.<name> of the same arguments are dg.<name> too
 register("max_pool1d", max_pool1d, "nn", method=False)
 register("max_pool2d", max_pool2d, "nn", method=False)
@@ -438,3 +538,5 @@ register("adaptive_avg_pool1d", adaptive_avg_pool1d, "nn", method=False)
 register("adaptive_avg_pool2d", adaptive_avg_pool2d, "nn", method=False, functional=False)
 register("adaptive_max_pool1d", adaptive_max_pool1d, "nn", method=False)
 register("adaptive_max_pool2d", adaptive_max_pool2d, "nn", method=False, functional=False)
+register("max_pool3d", max_pool3d, "nn", method=False)
+register("avg_pool3d", avg_pool3d, "nn", method=False, functional=False)
