@@ -1,0 +1,496 @@
+"""Special functions: the gamma family, error functions, Bessel functions and orthogonal
+polynomials, each computed by one vectorised SciPy (``scipy.special``) or NumPy call on the host
+buffer.
+
+One mechanism serves every op: a ``Special`` row of the table below names the op, its host
+function, PyTorch's parameters, and one gradient formula per tensor parameter, written with
+dynagrad ops (so gradients of gradients and every device work). ``_run`` applies a row: torch's
+dtype rule (integer and bool inputs give the default float dtype; tensors and Python numbers
+promote as in ``result_type``), broadcasting, the host call in the compute dtype (float32 stays
+float32, float16 computes in float32), and the graph node. The registry then attaches
+``dg.<name>``, ``Tensor.<name>`` and ``Tensor.<name>_`` where PyTorch has them; the names only
+``torch.special`` has are reached through ``dg.special``.
+
+CUDA tensors take a host round trip: their values are copied to the host, computed there by SciPy
+and the result copied back to the device (these functions are not on any training hot path).
+
+Gradients exist exactly where PyTorch defines them. A row without formulas (the Bessel functions,
+the polynomials) gives a result that does not require grad, as torch's; a formula PyTorch lacks
+(``igamma`` with respect to its first argument, ``zeta`` with respect to ``x``) raises
+NotImplementedError when backward reaches it, as torch's does.
+
+Example:
+    >>> import dynagrad as dg
+    >>> x = dg.tensor([0.5, 3.0], requires_grad=True)
+    >>> y = dg.lgamma(x); y.sum().backward()
+    >>> [round(v, 4) for v in y.tolist()], [round(v, 4) for v in x.grad.tolist()]
+    ([0.5724, 0.6931], [-1.9635, 0.9228])
+"""
+from __future__ import annotations
+
+import ast
+import dataclasses
+import inspect
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.special as sc
+
+from .. import dtypes
+from ..autograd import grad_mode
+from ..autograd.function import node_class, record
+from ..dtypes import result_type
+from ..errors import describe
+from ..kernels.buffers import host, move_array
+from ..shapes import broadcast_shapes
+from ..tensor import Tensor, _wrap
+from .elementwise import logical_and, logical_or, rebase_inplace, sum_to, where
+from .placement import common_device, like
+from .registry import REGISTRY, register, tensor_method
+
+
+@dataclass(frozen=True, eq=False)
+class Special:
+    """One special-function op.
+
+    ``host(*operands, **params)`` computes the values from NumPy arrays (or NumPy scalars) in the
+    compute dtype; its result may be wider and is cast back. ``signature`` lists torch's
+    parameters (``"n, input"``, ``"input, eps=None"``); ``tensors`` those that are tensors, the
+    others are ``params`` checked by ``check(name, **params)``. ``grads`` holds one formula
+    ``f(g, *operands, **params)`` per tensor parameter (None: not differentiable); empty, the
+    result never requires grad. ``torch_level``: PyTorch has ``torch.<name>``, ``Tensor.<name>``
+    and ``Tensor.<name>_`` (else only ``torch.special.<name>``). ``scalars``: Python numbers may
+    stand for tensor parameters (not all of them at once). ``ints``: integer and bool inputs
+    compute in the default float dtype (else they are refused, as torch's ``igamma`` does);
+    ``half``: float16 is supported.
+    """
+    name: str
+    host: Callable
+    signature: str = "input"
+    tensors: tuple = ("input",)
+    grads: tuple = ()
+    torch_level: bool = False
+    scalars: bool = False
+    ints: bool = True
+    half: bool = True
+    check: Callable | None = None
+
+
+# --- applying a row ------------------------------------------------------------------------------
+
+def _operand(row: Special, value, name: str, position: int):
+    """A tensor parameter: a Tensor, or a Python number where the row takes them (torch's rule)."""
+    if isinstance(value, Tensor):
+        return value
+    if row.scalars and isinstance(value, (bool, int, float)):
+        return value
+    raise TypeError(f"{row.name}(): argument '{name}' (position {position}) must be Tensor, not "
+                    f"{type(value).__name__}")
+
+
+def _dtypes(row: Special, operands) -> tuple:
+    """(output dtype, compute dtype) of ``row`` on ``operands``, or torch's error."""
+    rt = result_type(*operands)
+    if not rt.is_floating_point:
+        if not row.ints:
+            raise NotImplementedError(f"{row.name}: not implemented for {rt.name} (got "
+                                      + ", ".join(describe(o) for o in operands) + ")")
+        rt = dtypes.get_default_dtype()
+    if rt is dtypes.float16 and not row.half:
+        raise NotImplementedError(f"{row.name}: not implemented for float16 (got "
+                                  + ", ".join(describe(o) for o in operands) + ")")
+    return rt, rt.compute
+
+
+def _run(row: Special, arguments: dict) -> Tensor:
+    """``row`` on its bound ``arguments`` (parameter name -> value): values, then graph node."""
+    names = list(arguments)
+    operands = [_operand(row, arguments[n], n, names.index(n) + 1) for n in row.tensors]
+    tensors = [o for o in operands if isinstance(o, Tensor)]
+    if not tensors:
+        raise TypeError(f"{row.name}(): expected a Tensor for at least one of "
+                        f"{', '.join(row.tensors)}, got "
+                        + ", ".join(type(o).__name__ for o in operands))
+    params = {n: v for n, v in arguments.items() if n not in row.tensors}
+    if row.check is not None:
+        params = row.check(row.name, **params)
+    out_dt, ct = _dtypes(row, operands)
+    device = common_device(row.name, tensors)
+    shape = broadcast_shapes(row.name, *(tuple(t.shape) for t in tensors))
+    arrays = [host(o._data).astype(ct.np, copy=False) if isinstance(o, Tensor) else ct.np.type(o)
+              for o in operands]
+    with np.errstate(all="ignore"):
+        values = row.host(*arrays, **params)
+    values = np.asarray(values)
+    if values.shape != shape:  # (Python numbers only: a result shaped by no tensor)
+        values = np.broadcast_to(values, shape)
+    # a fresh C-ordered buffer of the output dtype (a copy where the host call gave a view)
+    res = np.array(values, dtype=out_dt.np, order="C", copy=None)
+    out = _wrap(move_array(res, device), out_dt)
+    if grad_mode.GRAD_ENABLED[0] and any(
+            f is not None and isinstance(o, Tensor) and o._requires_grad
+            for f, o in zip(row.grads, operands)):
+        _record(row, operands, params, out)
+    return out
+
+
+def _backward(node, g):
+    """One gradient per tensor parameter: the row's formula, summed over broadcast dims and cast
+    to the input's dtype."""
+    operands = [t if t is not None else s for t, s in zip(node.saved_tensors, node.scalars)]
+    grads = []
+    for formula, edge, meta in zip(node.row.grads, node.next_functions, node.meta):
+        if formula is None or edge is None:
+            grads.append(None)
+            continue
+        gi = formula(g, *operands, **node.params)
+        shape, dt = meta
+        if tuple(gi.shape) != shape:
+            gi = sum_to(gi, shape)
+        grads.append(gi if gi.dtype is dt else gi.to(dt))
+    return tuple(grads)
+
+
+_NODES: dict = {}  # row name -> its Node class, e.g. LgammaBackward0
+
+
+def _record(row: Special, operands, params, out: Tensor) -> None:
+    node = _NODES[row.name]()
+    node.row, node.params = row, params
+    node.scalars = [None if isinstance(o, Tensor) else o for o in operands]
+    node.meta = [(tuple(o.shape), o.dtype) if isinstance(o, Tensor) else None for o in operands]
+    tensors = [o if isinstance(o, Tensor) and f is not None else None
+               for o, f in zip(operands, row.grads)]
+    node.save(*[o if isinstance(o, Tensor) else None for o in operands])
+    record(node, tensors, (out,))
+
+
+def _run_inplace(row: Special, self: Tensor, arguments: dict) -> Tensor:
+    """``self`` <- the row's result, where ``self`` is its ``input``: torch's in-place rules (the
+    result must be castable to self's dtype and have self's shape) and autograd (self becomes the
+    op's output in the graph)."""
+    if not self._data.flags.writeable:
+        raise RuntimeError(f"{row.name}_: unsupported operation: the tensor is a broadcast "
+                           f"(expanded) view where several elements share one memory location; "
+                           f"clone it first (got {describe(self)})")
+    operands = [arguments[n] for n in row.tensors]
+    out_dt, _ = _dtypes(row, [_operand(row, o, n, 0) for o, n in zip(operands, row.tensors)])
+    if not self.dtype.is_floating_point:
+        raise RuntimeError(f"{row.name}_: result type {out_dt.name} can't be cast to the desired "
+                           f"output type {self.dtype.name}")
+    shape = broadcast_shapes(row.name, *(tuple(o.shape) for o in operands
+                                         if isinstance(o, Tensor)))
+    if shape != tuple(self.shape):
+        raise RuntimeError(f"{row.name}_: output with shape {list(self.shape)} doesn't match the "
+                           f"broadcast shape {list(shape)}")
+
+    def compute(old: Tensor) -> Tensor:
+        res = _run(row, {n: old if v is self else v for n, v in arguments.items()})
+        return res if res.dtype is self.dtype else res.to(self.dtype)
+
+    if grad_mode.GRAD_ENABLED[0] and any(isinstance(o, Tensor) and o._requires_grad
+                                         for o in operands):
+        if self._requires_grad and self.grad_fn is None:
+            raise RuntimeError(f"{row.name}_: a leaf Variable that requires grad is being used "
+                               "in an in-place operation.")
+        return rebase_inplace(self, compute)
+    self._data[...] = compute(self)._data
+    self._vc[0] += 1
+    return self
+
+
+# --- the public functions -------------------------------------------------------------------------
+
+def _signature(text: str) -> inspect.Signature:
+    """``"input, eps=None"`` as an ``inspect.Signature``."""
+    params = []
+    for part in text.split(", "):
+        name, _, default = part.partition("=")
+        params.append(inspect.Parameter(
+            name, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+            default=ast.literal_eval(default) if default else inspect.Parameter.empty))
+    return inspect.Signature(params, return_annotation="Tensor")
+
+
+def _functions(row: Special) -> tuple:
+    """``(function, Tensor method, in-place method)`` of ``row``; the method binds the tensor to
+    ``input`` wherever torch's function takes it (``x.polygamma(n)`` is ``polygamma(n, x)``)."""
+    sig = _signature(row.signature)
+    params = list(sig.parameters.values())
+    msig = sig.replace(parameters=[sig.parameters["input"]]
+                       + [p for p in params if p.name != "input"])
+
+    def bound(signature, args, kwargs):
+        try:
+            b = signature.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise TypeError(f"{row.name}(): {exc} (signature: {row.name}({row.signature}))") \
+                from None
+        b.apply_defaults()
+        return {p.name: b.arguments[p.name] for p in params}  # in torch's order
+
+    def function(*args, **kwargs) -> Tensor:
+        return _run(row, bound(sig, args, kwargs))
+
+    def method(*args, **kwargs) -> Tensor:
+        return _run(row, bound(msig, args, kwargs))
+
+    def method_(self, *args, **kwargs) -> Tensor:
+        return _run_inplace(row, self, bound(msig, (self,) + args, kwargs))
+
+    where_ = "torch" if row.torch_level else "torch.special"
+    function.__signature__, method.__signature__ = sig, msig
+    method_.__signature__ = msig
+    function.__name__ = method.__name__ = row.name
+    method_.__name__ = row.name + "_"
+    function.__doc__ = method.__doc__ = (
+        f"``{row.name}({row.signature})``, elementwise, as {where_}.{row.name} (computed by "
+        f"SciPy on the host; see dynagrad.ops.special).")
+    method_.__doc__ = f"In-place ``{row.name}`` (see {where_}.{row.name})."
+    return function, (function if msig == sig else method), method_
+
+
+def _register(row: Special) -> Callable:
+    _NODES[row.name] = node_class(
+        "".join(p.capitalize() for p in row.name.split("_")) + "Backward0", _backward)
+    function, method, method_ = _functions(row)
+    if not row.torch_level:  # only torch.special has it: no dg.<name>, no Tensor method
+        register(row.name, function, "special", method=False, functional=False)
+        return function
+    register(row.name, function, "special", method=method is function, inplace=method_)
+    if method is not function:  # the method takes its arguments in another order
+        tensor_method(row.name, method)
+        REGISTRY[row.name] = dataclasses.replace(REGISTRY[row.name], method=row.name)
+    return function
+
+
+# --- host functions and parameter checks ----------------------------------------------------------
+
+def _lgamma(x):
+    """``log|Gamma(x)|``; torch takes lgamma(-inf) as +inf (SciPy: -inf)."""
+    return np.where(x == -np.inf, np.inf, sc.gammaln(x))
+
+
+def _mvlgamma(x, p):
+    """The multivariate log-gamma function of dimension ``p``:
+    ``p (p - 1) / 4 log(pi) + sum_j lgamma(x - j / 2)``, j < p."""
+    x = np.asarray(x)
+    half_steps = (np.arange(p) / 2).astype(x.dtype)
+    return (sc.gammaln(x[..., None] - half_steps).sum(-1)
+            + x.dtype.type(p * (p - 1) / 4 * math.log(math.pi)))
+
+
+def _logit(x, eps):
+    """``log(x / (1 - x))`` with ``x`` clamped to ``[eps, 1 - eps]`` (torch: a negative eps, or
+    None, clamps nothing; below eps wins over above 1 - eps)."""
+    if eps is not None and eps >= 0:
+        lo, hi = x.dtype.type(eps), x.dtype.type(1 - eps)
+        x = np.where(x < lo, lo, np.where(x > hi, hi, x))
+    return sc.logit(x)
+
+
+def _check_polygamma(name, n):
+    n = _int_param(name, "n", 1, n)
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    return {"n": n}
+
+
+def _check_mvlgamma(name, p):
+    p = _int_param(name, "p", 2, p)
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    return {"p": p}
+
+
+def _check_logit(name, eps):
+    if eps is not None and not isinstance(eps, (int, float)):
+        raise TypeError(f"logit(): argument 'eps' (position 2) must be float or None, not "
+                        f"{type(eps).__name__}")
+    return {"eps": None if eps is None else float(eps)}
+
+
+def _int_param(name: str, param: str, position: int, value) -> int:
+    """An integer parameter: an int, or a one-element integer tensor (as torch takes them)."""
+    if isinstance(value, Tensor) and value.numel() == 1 and not value.dtype.is_floating_point:
+        return int(value.item())
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name}(): argument '{param}' (position {position}) must be int, not "
+                        f"{type(value).__name__}")
+    return value
+
+
+def _polygamma(x, n):
+    return sc.polygamma(n, x)
+
+
+def _polynomial(evaluate, nan_above=None):
+    """The host function of an orthogonal polynomial ``(x, n)`` with torch's conventions: ``n``
+    truncated to an integer, 0 for negative (or NaN, infinite) ``n``; ``nan_above`` (float32
+    limit, float64 limit): NaN beyond that degree (torch's Hermite polynomials)."""
+    def host(x, n):
+        x, n = np.broadcast_arrays(x, n)
+        valid = np.isfinite(n)
+        k = np.trunc(np.where(valid, n, -1)).astype(np.int64)
+        values = evaluate(np.maximum(k, 0), x.astype(np.float64))
+        values = np.where(k < 0, 0.0, values)
+        if nan_above is not None:
+            limit = nan_above[0] if x.dtype == np.float32 else nan_above[1]
+            values = np.where(k > limit, np.nan, values)
+        return values
+    return host
+
+
+def _chebyshev_v(k, x):
+    """V_n = U_n - U_(n-1) (the third kind)."""
+    return sc.eval_chebyu(k, x) - np.where(k > 0, sc.eval_chebyu(np.maximum(k - 1, 0), x), 0.0)
+
+
+def _chebyshev_w(k, x):
+    """W_n = U_n + U_(n-1) (the fourth kind)."""
+    return sc.eval_chebyu(k, x) + np.where(k > 0, sc.eval_chebyu(np.maximum(k - 1, 0), x), 0.0)
+
+
+def _shifted(evaluate):
+    """The polynomial at ``2x - 1`` (torch's shifted Chebyshev polynomials)."""
+    return lambda k, x: evaluate(k, 2.0 * x - 1.0)
+
+
+# --- gradient formulas ----------------------------------------------------------------------------
+
+def _not_implemented(what: str):
+    """The formula of a derivative PyTorch does not implement: backward raises as torch's."""
+    def formula(*args, **kwargs):
+        raise NotImplementedError(f"the derivative for '{what}' is not implemented.")
+    return formula
+
+
+_SQRT_PI_OVER_2 = math.sqrt(math.pi) / 2
+_TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
+_SQRT_2PI = math.sqrt(2 * math.pi)
+
+
+def _mvlgamma_grad(g, x, p):
+    """``g * sum_j digamma(x - j / 2)``."""
+    steps = like(np.arange(p) / 2, x, x.dtype)
+    return g * digamma(x.unsqueeze(-1) - steps).sum(-1)
+
+
+def _logit_grad(g, x, eps):
+    """torch's rule: without eps NaN outside [0, 1] (and g * inf at 0 and 1); with eps, 0 where
+    the input was clamped."""
+    d = g / (x * (1 - x))
+    if eps is None or eps < 0:
+        return where(logical_or(x < 0, x > 1), math.nan, d)
+    return where(logical_or(x < eps, x > 1 - eps), 0.0, d)
+
+
+def _sinc_grad(g, x):
+    """``(cos(pi x) pi x - sin(pi x)) / (pi x^2)``, 0 at 0."""
+    a = x * math.pi
+    return where(x == 0, 0.0, g * ((a * a.cos() - a.sin()) / (a * x)))
+
+
+def _xlogy_grad_x(g, x, y):
+    """``g log(y)``, 0 where ``x == 0`` and ``y <= 0`` (torch's rule)."""
+    return where(logical_and(x == 0, y <= 0), 0.0, xlogy(g, y))
+
+
+def _xlog1py_grad_x(g, x, y):
+    """``g log1p(y)``, 0 where ``x == 0`` and ``y <= -1``."""
+    return where(logical_and(x == 0, y <= -1), 0.0, xlog1py(g, y))
+
+
+def _igamma_grad_x(g, a, x):
+    """d/dx of the regularized lower incomplete gamma: ``x^(a-1) e^-x / Gamma(a)``."""
+    return g * ((a - 1) * x.log() - x - lgamma(a)).exp()
+
+
+# --- the table ------------------------------------------------------------------------------------
+
+_TORCH = {"torch_level": True}
+_BINARY = {"signature": "input, other", "tensors": ("input", "other")}
+_POLY = {"signature": "input, n", "tensors": ("input", "n"), "scalars": True, "half": False}
+
+ROWS = [
+    # the gamma family
+    Special("lgamma", _lgamma, grads=(lambda g, x: g * digamma(x),), **_TORCH),
+    Special("digamma", sc.psi, grads=(lambda g, x: g * polygamma(1, x),), **_TORCH),
+    Special("polygamma", _polygamma, "n, input", grads=(
+        lambda g, x, n: g * polygamma(n + 1, x),), check=_check_polygamma, **_TORCH),
+    Special("mvlgamma", _mvlgamma, "input, p", grads=(_mvlgamma_grad,), check=_check_mvlgamma,
+            **_TORCH),
+    Special("igamma", sc.gammainc, **_BINARY, ints=False, grads=(
+        _not_implemented("igamma: input"), _igamma_grad_x), **_TORCH),
+    Special("igammac", sc.gammaincc, **_BINARY, ints=False, grads=(
+        _not_implemented("igammac: input"), lambda g, a, x: -_igamma_grad_x(g, a, x)), **_TORCH),
+    # error functions
+    Special("erfinv", sc.erfinv, grads=(
+        lambda g, x: g * (erfinv(x).square().exp() * _SQRT_PI_OVER_2),), **_TORCH),
+    Special("erfc", sc.erfc, grads=(
+        lambda g, x: g * ((-x.square()).exp() * -_TWO_OVER_SQRT_PI),), **_TORCH),
+    # Bessel
+    Special("i0", sc.i0, grads=(lambda g, x: g * i1(x),), **_TORCH),
+    # elementary compositions
+    Special("xlogy", sc.xlogy, **_BINARY, scalars=True, grads=(
+        _xlogy_grad_x, lambda g, x, y: g * x / y), **_TORCH),
+    Special("logit", _logit, "input, eps=None", grads=(_logit_grad,), check=_check_logit,
+            **_TORCH),
+    Special("sinc", np.sinc, grads=(_sinc_grad,), **_TORCH),
+    # torch.special only
+    Special("erfcx", sc.erfcx, grads=(
+        lambda g, x: g * (x * erfcx(x) * 2 - _TWO_OVER_SQRT_PI),)),
+    Special("ndtr", sc.ndtr, grads=(lambda g, x: g * ((x.square() * -0.5).exp() / _SQRT_2PI),)),
+    Special("ndtri", sc.ndtri, grads=(
+        lambda g, x: g * ((ndtri(x).square() * 0.5).exp() * _SQRT_2PI),)),
+    Special("log_ndtr", sc.log_ndtr, grads=(
+        lambda g, x: g * ((x.square() * -0.5 - log_ndtr(x)).exp() / _SQRT_2PI),)),
+    Special("entr", sc.entr, grads=(lambda g, x: g * -(x.log() + 1),)),
+    Special("xlog1py", sc.xlog1py, **_BINARY, scalars=True, grads=(
+        _xlog1py_grad_x, lambda g, x, y: g * x / (y + 1))),
+    Special("zeta", sc.zeta, signature="input, other", tensors=("input", "other"), scalars=True,
+            half=False, grads=(_not_implemented("zeta"),
+                               lambda g, x, q: g * -x * zeta(x + 1, q))),
+    Special("i0e", sc.i0e, grads=(lambda g, x: g * (i1e(x) - x.sign() * i0e(x)),)),
+    Special("i1", sc.i1, grads=(
+        lambda g, x: where(x == 0, g * 0.5, g * (i0(x) - i1(x) / x)),)),
+    Special("i1e", sc.i1e, grads=(
+        lambda g, x: where(x == 0, g * 0.5, g * (i0e(x) - i1e(x) * (x.sign() + 1 / x))),)),
+    # no gradient in torch: the results do not require grad
+    Special("airy_ai", lambda x: sc.airy(x)[0], half=False),
+    Special("bessel_j0", sc.j0, half=False),
+    Special("bessel_j1", sc.j1, half=False),
+    Special("bessel_y0", sc.y0, half=False),
+    Special("bessel_y1", sc.y1, half=False),
+    Special("modified_bessel_i0", sc.i0, half=False),
+    Special("modified_bessel_i1", sc.i1, half=False),
+    Special("modified_bessel_k0", sc.k0, half=False),
+    Special("modified_bessel_k1", sc.k1, half=False),
+    Special("scaled_modified_bessel_k0", sc.k0e, half=False),
+    Special("scaled_modified_bessel_k1", sc.k1e, half=False),
+    Special("spherical_bessel_j0", lambda x: sc.spherical_jn(0, x), half=False),
+    Special("chebyshev_polynomial_t", _polynomial(sc.eval_chebyt), **_POLY),
+    Special("chebyshev_polynomial_u", _polynomial(sc.eval_chebyu), **_POLY),
+    Special("chebyshev_polynomial_v", _polynomial(_chebyshev_v), **_POLY),
+    Special("chebyshev_polynomial_w", _polynomial(_chebyshev_w), **_POLY),
+    Special("shifted_chebyshev_polynomial_t", _polynomial(sc.eval_sh_chebyt), **_POLY),
+    Special("shifted_chebyshev_polynomial_u", _polynomial(sc.eval_sh_chebyu), **_POLY),
+    Special("shifted_chebyshev_polynomial_v", _polynomial(_shifted(_chebyshev_v)), **_POLY),
+    Special("shifted_chebyshev_polynomial_w", _polynomial(_shifted(_chebyshev_w)), **_POLY),
+    Special("hermite_polynomial_h", _polynomial(sc.eval_hermite, (128, 512)), **_POLY),
+    Special("hermite_polynomial_he", _polynomial(sc.eval_hermitenorm, (128, 512)), **_POLY),
+    Special("laguerre_polynomial_l", _polynomial(sc.eval_laguerre), **_POLY),
+    Special("legendre_polynomial_p", _polynomial(sc.eval_legendre), **_POLY),
+]
+
+FUNCTIONS = {row.name: _register(row) for row in ROWS}  # name -> public function
+
+lgamma, digamma, polygamma, mvlgamma, igamma, igammac = (
+    FUNCTIONS[n] for n in ("lgamma", "digamma", "polygamma", "mvlgamma", "igamma", "igammac"))
+erfinv, erfc, i0, xlogy, logit, sinc = (
+    FUNCTIONS[n] for n in ("erfinv", "erfc", "i0", "xlogy", "logit", "sinc"))
+erfcx, ndtr, ndtri, log_ndtr, entr, xlog1py, zeta, i0e, i1, i1e = (
+    FUNCTIONS[n] for n in ("erfcx", "ndtr", "ndtri", "log_ndtr", "entr", "xlog1py", "zeta",
+                           "i0e", "i1", "i1e"))
