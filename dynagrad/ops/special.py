@@ -440,12 +440,12 @@ ROWS = [
             **_TORCH),
     Special("sinc", np.sinc, grads=(_sinc_grad,), **_TORCH),
     # torch.special only
-    Special("erfcx", sc.erfcx, grads=(
+    Special("erfcx", sc.erfcx, half=False, grads=(
         lambda g, x: g * (x * erfcx(x) * 2 - _TWO_OVER_SQRT_PI),)),
     Special("ndtr", sc.ndtr, grads=(lambda g, x: g * ((x.square() * -0.5).exp() / _SQRT_2PI),)),
-    Special("ndtri", sc.ndtri, grads=(
+    Special("ndtri", sc.ndtri, half=False, grads=(
         lambda g, x: g * ((ndtri(x).square() * 0.5).exp() * _SQRT_2PI),)),
-    Special("log_ndtr", sc.log_ndtr, grads=(
+    Special("log_ndtr", sc.log_ndtr, half=False, grads=(
         lambda g, x: g * ((x.square() * -0.5 - log_ndtr(x)).exp() / _SQRT_2PI),)),
     Special("entr", sc.entr, grads=(lambda g, x: g * -(x.log() + 1),)),
     Special("xlog1py", sc.xlog1py, **_BINARY, scalars=True, grads=(
