@@ -19,6 +19,13 @@ the polynomials) gives a result that does not require grad, as torch's; a formul
 (``igamma`` with respect to its first argument, ``zeta`` with respect to ``x``) raises
 NotImplementedError when backward reaches it, as torch's does.
 
+Values follow torch's wherever torch defines them (digamma(0) = -inf, digamma(-0) = inf, lgamma
+at the poles and at -inf = inf, erfinv(+-1) = +-inf, logit outside [0, 1] = nan, the polynomials'
+rules for negative and fractional degrees); float64 results carry SciPy's accuracy, which is
+better than torch's for the Airy and Bessel J and Y functions. Two deliberate differences:
+polygamma(n >= 1) at the poles (non-positive integers) is inf where torch's series gives large
+finite values, and at +-inf it is SciPy's limit where torch gives nan.
+
 Example:
     >>> import dynagrad as dg
     >>> x = dg.tensor([0.5, 3.0], requires_grad=True)
