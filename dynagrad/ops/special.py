@@ -71,7 +71,7 @@ class Special:
     and ``Tensor.<name>_`` (else only ``torch.special.<name>``). ``scalars``: Python numbers may
     stand for tensor parameters (not all of them at once). ``ints``: integer and bool inputs
     compute in the default float dtype (else they are refused, as torch's ``igamma`` does);
-    ``half``: float16 is supported.
+    ``half``: float16 is supported. ``doc``: what the function is, for its docstring.
     """
     name: str
     host: Callable
@@ -83,6 +83,7 @@ class Special:
     ints: bool = True
     half: bool = True
     check: Callable | None = None
+    doc: str = ""
 
 
 # --- applying a row ------------------------------------------------------------------------------
@@ -253,8 +254,8 @@ def _functions(row: Special) -> tuple:
     function.__name__ = method.__name__ = row.name
     method_.__name__ = row.name + "_"
     function.__doc__ = method.__doc__ = (
-        f"``{row.name}({row.signature})``, elementwise, as {where_}.{row.name} (computed by "
-        f"SciPy on the host; see dynagrad.ops.special).")
+        f"``{row.name}({row.signature})``: {row.doc} Elementwise, as {where_}.{row.name} "
+        f"(computed by SciPy on the host; see dynagrad.ops.special).")
     method_.__doc__ = f"In-place ``{row.name}`` (see {where_}.{row.name})."
     return function, (function if msig == sig else method), method_
 
@@ -418,78 +419,118 @@ def _igamma_grad_x(g, a, x):
 # --- the table ------------------------------------------------------------------------------------
 
 _TORCH = {"torch_level": True}
+_BESSEL = "{0}{2}, the Bessel function of the {1} kind of order {2}."
+_MODIFIED = "{0}{2}, the modified Bessel function of the {1} kind of order {2}."
+_CHEBYSHEV = "{}, the Chebyshev polynomial of the {} kind (n truncated to an integer; 0 below 0)."
 _BINARY = {"signature": "input, other", "tensors": ("input", "other")}
 _POLY = {"signature": "input, n", "tensors": ("input", "n"), "scalars": True, "half": False}
 
 ROWS = [
     # the gamma family
-    Special("lgamma", _lgamma, grads=(lambda g, x: g * digamma(x),), **_TORCH),
-    Special("digamma", sc.psi, grads=(lambda g, x: g * polygamma(1, x),), **_TORCH),
+    Special("lgamma", _lgamma, grads=(lambda g, x: g * digamma(x),), **_TORCH,
+            doc="log |Gamma(x)|, the logarithm of the gamma function's magnitude."),
+    Special("digamma", sc.psi, grads=(lambda g, x: g * polygamma(1, x),), **_TORCH,
+            doc="psi(x) = d/dx lgamma(x) (-inf at 0, inf at -0, nan at negative integers)."),
     Special("polygamma", _polygamma, "n, input", grads=(
-        lambda g, x, n: g * polygamma(n + 1, x),), check=_check_polygamma, **_TORCH),
+        lambda g, x, n: g * polygamma(n + 1, x),), check=_check_polygamma, **_TORCH,
+        doc="The n-th derivative of digamma (n >= 0)."),
     Special("mvlgamma", _mvlgamma, "input, p", grads=(_mvlgamma_grad,), check=_check_mvlgamma,
-            **_TORCH),
+            **_TORCH, doc="The multivariate log-gamma function of dimension p."),
     Special("igamma", sc.gammainc, **_BINARY, ints=False, grads=(
-        _not_implemented("igamma: input"), _igamma_grad_x), **_TORCH),
+        _not_implemented("igamma: input"), _igamma_grad_x), **_TORCH,
+        doc="P(input, other), the regularized lower incomplete gamma function."),
     Special("igammac", sc.gammaincc, **_BINARY, ints=False, grads=(
-        _not_implemented("igammac: input"), lambda g, a, x: -_igamma_grad_x(g, a, x)), **_TORCH),
+        _not_implemented("igammac: input"), lambda g, a, x: -_igamma_grad_x(g, a, x)), **_TORCH,
+        doc="Q(input, other) = 1 - P, the regularized upper incomplete gamma function."),
     # error functions
     Special("erfinv", sc.erfinv, grads=(
-        lambda g, x: g * (erfinv(x).square().exp() * _SQRT_PI_OVER_2),), **_TORCH),
+        lambda g, x: g * (erfinv(x).square().exp() * _SQRT_PI_OVER_2),), **_TORCH,
+        doc="The inverse error function (+-inf at +-1, nan beyond)."),
     Special("erfc", sc.erfc, grads=(
-        lambda g, x: g * ((-x.square()).exp() * -_TWO_OVER_SQRT_PI),), **_TORCH),
-    # Bessel
-    Special("i0", sc.i0, grads=(lambda g, x: g * i1(x),), **_TORCH),
+        lambda g, x: g * ((-x.square()).exp() * -_TWO_OVER_SQRT_PI),), **_TORCH,
+        doc="The complementary error function 1 - erf(x)."),
+    Special("erfcx", sc.erfcx, half=False, grads=(
+        lambda g, x: g * (x * erfcx(x) * 2 - _TWO_OVER_SQRT_PI),),
+        doc="The scaled complementary error function exp(x^2) erfc(x)."),
+    Special("ndtr", sc.ndtr, grads=(lambda g, x: g * ((x.square() * -0.5).exp() / _SQRT_2PI),),
+            doc="The standard normal cumulative distribution function."),
+    Special("ndtri", sc.ndtri, half=False, grads=(
+        lambda g, x: g * ((ndtri(x).square() * 0.5).exp() * _SQRT_2PI),),
+        doc="The standard normal quantile function, the inverse of ndtr."),
+    Special("log_ndtr", sc.log_ndtr, half=False, grads=(
+        lambda g, x: g * ((x.square() * -0.5 - log_ndtr(x)).exp() / _SQRT_2PI),),
+        doc="log(ndtr(x)), accurate far into the lower tail."),
     # elementary compositions
     Special("xlogy", sc.xlogy, **_BINARY, scalars=True, grads=(
-        _xlogy_grad_x, lambda g, x, y: g * x / y), **_TORCH),
-    Special("logit", _logit, "input, eps=None", grads=(_logit_grad,), check=_check_logit,
-            **_TORCH),
-    Special("sinc", np.sinc, grads=(_sinc_grad,), **_TORCH),
-    # torch.special only
-    Special("erfcx", sc.erfcx, half=False, grads=(
-        lambda g, x: g * (x * erfcx(x) * 2 - _TWO_OVER_SQRT_PI),)),
-    Special("ndtr", sc.ndtr, grads=(lambda g, x: g * ((x.square() * -0.5).exp() / _SQRT_2PI),)),
-    Special("ndtri", sc.ndtri, half=False, grads=(
-        lambda g, x: g * ((ndtri(x).square() * 0.5).exp() * _SQRT_2PI),)),
-    Special("log_ndtr", sc.log_ndtr, half=False, grads=(
-        lambda g, x: g * ((x.square() * -0.5 - log_ndtr(x)).exp() / _SQRT_2PI),)),
-    Special("entr", sc.entr, grads=(lambda g, x: g * -(x.log() + 1),)),
+        _xlogy_grad_x, lambda g, x, y: g * x / y), **_TORCH,
+        doc="input * log(other), 0 where input is 0 (unless other is nan)."),
     Special("xlog1py", sc.xlog1py, **_BINARY, scalars=True, grads=(
-        _xlog1py_grad_x, lambda g, x, y: g * x / (y + 1))),
-    Special("zeta", sc.zeta, signature="input, other", tensors=("input", "other"), scalars=True,
-            half=False, grads=(_not_implemented("zeta"),
-                               lambda g, x, q: g * -x * zeta(x + 1, q))),
-    Special("i0e", sc.i0e, grads=(lambda g, x: g * (i1e(x) - x.sign() * i0e(x)),)),
+        _xlog1py_grad_x, lambda g, x, y: g * x / (y + 1)),
+        doc="input * log1p(other), 0 where input is 0 (unless other is nan)."),
+    Special("logit", _logit, "input, eps=None", grads=(_logit_grad,), check=_check_logit,
+            **_TORCH, doc="log(p / (1 - p)), p clamped to [eps, 1 - eps] when eps is given."),
+    Special("sinc", np.sinc, grads=(_sinc_grad,), **_TORCH,
+            doc="The normalized sinc function sin(pi x) / (pi x), 1 at 0."),
+    Special("entr", sc.entr, grads=(lambda g, x: g * -(x.log() + 1),),
+            doc="-x log(x), the entropy term (0 at 0, -inf for negative x)."),
+    Special("zeta", sc.zeta, **_BINARY, scalars=True, half=False, grads=(
+        _not_implemented("zeta"), lambda g, x, q: g * -x * zeta(x + 1, q)),
+        doc="The Hurwitz zeta function zeta(input, other) = sum_k (k + other)^-input."),
+    # modified Bessel functions with gradients
+    Special("i0", sc.i0, grads=(lambda g, x: g * i1(x),), **_TORCH,
+            doc="I0, the modified Bessel function of the first kind of order 0."),
+    Special("i0e", sc.i0e, grads=(lambda g, x: g * (i1e(x) - x.sign() * i0e(x)),),
+            doc="exp(-|x|) I0(x), the exponentially scaled I0."),
     Special("i1", sc.i1, grads=(
-        lambda g, x: where(x == 0, g * 0.5, g * (i0(x) - i1(x) / x)),)),
+        lambda g, x: where(x == 0, g * 0.5, g * (i0(x) - i1(x) / x)),),
+        doc="I1, the modified Bessel function of the first kind of order 1."),
     Special("i1e", sc.i1e, grads=(
-        lambda g, x: where(x == 0, g * 0.5, g * (i0e(x) - i1e(x) * (x.sign() + 1 / x))),)),
+        lambda g, x: where(x == 0, g * 0.5, g * (i0e(x) - i1e(x) * (x.sign() + 1 / x))),),
+        doc="exp(-|x|) I1(x), the exponentially scaled I1."),
     # no gradient in torch: the results do not require grad
-    Special("airy_ai", lambda x: sc.airy(x)[0], half=False),
-    Special("bessel_j0", sc.j0, half=False),
-    Special("bessel_j1", sc.j1, half=False),
-    Special("bessel_y0", sc.y0, half=False),
-    Special("bessel_y1", sc.y1, half=False),
-    Special("modified_bessel_i0", sc.i0, half=False),
-    Special("modified_bessel_i1", sc.i1, half=False),
-    Special("modified_bessel_k0", sc.k0, half=False),
-    Special("modified_bessel_k1", sc.k1, half=False),
-    Special("scaled_modified_bessel_k0", sc.k0e, half=False),
-    Special("scaled_modified_bessel_k1", sc.k1e, half=False),
-    Special("spherical_bessel_j0", lambda x: sc.spherical_jn(0, x), half=False),
-    Special("chebyshev_polynomial_t", _polynomial(sc.eval_chebyt), **_POLY),
-    Special("chebyshev_polynomial_u", _polynomial(sc.eval_chebyu), **_POLY),
-    Special("chebyshev_polynomial_v", _polynomial(_chebyshev_v), **_POLY),
-    Special("chebyshev_polynomial_w", _polynomial(_chebyshev_w), **_POLY),
-    Special("shifted_chebyshev_polynomial_t", _polynomial(sc.eval_sh_chebyt), **_POLY),
-    Special("shifted_chebyshev_polynomial_u", _polynomial(sc.eval_sh_chebyu), **_POLY),
-    Special("shifted_chebyshev_polynomial_v", _polynomial(_shifted(_chebyshev_v)), **_POLY),
-    Special("shifted_chebyshev_polynomial_w", _polynomial(_shifted(_chebyshev_w)), **_POLY),
-    Special("hermite_polynomial_h", _polynomial(sc.eval_hermite, (128, 512)), **_POLY),
-    Special("hermite_polynomial_he", _polynomial(sc.eval_hermitenorm, (128, 512)), **_POLY),
-    Special("laguerre_polynomial_l", _polynomial(sc.eval_laguerre), **_POLY),
-    Special("legendre_polynomial_p", _polynomial(sc.eval_legendre), **_POLY),
+    Special("airy_ai", lambda x: sc.airy(x)[0], half=False, doc="The Airy function Ai."),
+    Special("bessel_j0", sc.j0, half=False, doc=_BESSEL.format("J", "first", 0)),
+    Special("bessel_j1", sc.j1, half=False, doc=_BESSEL.format("J", "first", 1)),
+    Special("bessel_y0", sc.y0, half=False, doc=_BESSEL.format("Y", "second", 0)),
+    Special("bessel_y1", sc.y1, half=False, doc=_BESSEL.format("Y", "second", 1)),
+    Special("modified_bessel_i0", sc.i0, half=False, 
+            doc=_MODIFIED.format("I", "first", 0) + " (No gradient, as torch; see i0.)"),
+    Special("modified_bessel_i1", sc.i1, half=False, 
+            doc=_MODIFIED.format("I", "first", 1) + " (No gradient, as torch; see i1.)"),
+    Special("modified_bessel_k0", sc.k0, half=False,
+            doc=_MODIFIED.format("K", "second", 0)),
+    Special("modified_bessel_k1", sc.k1, half=False,
+            doc=_MODIFIED.format("K", "second", 1)),
+    Special("scaled_modified_bessel_k0", sc.k0e, half=False, doc="exp(x) K0(x)."),
+    Special("scaled_modified_bessel_k1", sc.k1e, half=False, doc="exp(x) K1(x)."),
+    Special("spherical_bessel_j0", lambda x: sc.spherical_jn(0, x), half=False,
+            doc="The spherical Bessel function j0(x) = sin(x) / x."),
+    Special("chebyshev_polynomial_t", _polynomial(sc.eval_chebyt), **_POLY,
+            doc=_CHEBYSHEV.format("T_n", "first")),
+    Special("chebyshev_polynomial_u", _polynomial(sc.eval_chebyu), **_POLY,
+            doc=_CHEBYSHEV.format("U_n", "second")),
+    Special("chebyshev_polynomial_v", _polynomial(_chebyshev_v), **_POLY,
+            doc=_CHEBYSHEV.format("V_n", "third")),
+    Special("chebyshev_polynomial_w", _polynomial(_chebyshev_w), **_POLY,
+            doc=_CHEBYSHEV.format("W_n", "fourth")),
+    Special("shifted_chebyshev_polynomial_t", _polynomial(sc.eval_sh_chebyt), **_POLY,
+            doc=_CHEBYSHEV.format("T_n(2x - 1)", "first")),
+    Special("shifted_chebyshev_polynomial_u", _polynomial(sc.eval_sh_chebyu), **_POLY,
+            doc=_CHEBYSHEV.format("U_n(2x - 1)", "second")),
+    Special("shifted_chebyshev_polynomial_v", _polynomial(_shifted(_chebyshev_v)), **_POLY,
+            doc=_CHEBYSHEV.format("V_n(2x - 1)", "third")),
+    Special("shifted_chebyshev_polynomial_w", _polynomial(_shifted(_chebyshev_w)), **_POLY,
+            doc=_CHEBYSHEV.format("W_n(2x - 1)", "fourth")),
+    Special("hermite_polynomial_h", _polynomial(sc.eval_hermite, (128, 512)), **_POLY,
+            doc="H_n, the physicists' Hermite polynomial (nan above degree 128 in float32, "
+                "512 in float64, as torch)."),
+    Special("hermite_polynomial_he", _polynomial(sc.eval_hermitenorm, (128, 512)), **_POLY,
+            doc="He_n, the probabilists' Hermite polynomial (nan above degree 128 in float32, "
+                "512 in float64, as torch)."),
+    Special("laguerre_polynomial_l", _polynomial(sc.eval_laguerre), **_POLY,
+            doc="L_n, the Laguerre polynomial."),
+    Special("legendre_polynomial_p", _polynomial(sc.eval_legendre), **_POLY,
+            doc="P_n, the Legendre polynomial."),
 ]
 
 FUNCTIONS = {row.name: _register(row) for row in ROWS}  # name -> public function
