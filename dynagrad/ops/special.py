@@ -43,7 +43,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.special as sc
 
 from .. import dtypes
 from ..autograd import grad_mode
@@ -63,7 +62,8 @@ class Special:
     """One special-function op.
 
     ``host(*operands, **params)`` computes the values from NumPy arrays (or NumPy scalars) in the
-    compute dtype; its result may be wider and is cast back. ``signature`` lists torch's
+    compute dtype (a string names a ``scipy.special`` function); its result may be wider and is
+    cast back. ``signature`` lists torch's
     parameters (``"n, input"``, ``"input, eps=None"``); ``tensors`` those that are tensors, the
     others are ``params`` checked by ``check(name, **params)``. ``grads`` holds one formula
     ``f(g, *operands, **params)`` per tensor parameter (None: not differentiable); empty, the
@@ -74,7 +74,7 @@ class Special:
     ``half``: float16 is supported. ``doc``: what the function is, for its docstring.
     """
     name: str
-    host: Callable
+    host: Callable | str
     signature: str = "input"
     tensors: tuple = ("input",)
     grads: tuple = ()
@@ -130,7 +130,7 @@ def _run(row: Special, arguments: dict) -> Tensor:
     arrays = [host(o._data).astype(ct.np, copy=False) if isinstance(o, Tensor) else ct.np.type(o)
               for o in operands]
     with np.errstate(all="ignore"):
-        values = row.host(*arrays, **params)
+        values = _function(row.host)(*arrays, **params)
     values = np.asarray(values)
     if values.shape != shape:  # (Python numbers only: a result shaped by no tensor)
         values = np.broadcast_to(values, shape)
@@ -276,9 +276,21 @@ def _register(row: Special) -> Callable:
 
 # --- host functions and parameter checks ----------------------------------------------------------
 
+def _scipy():
+    """``scipy.special``, imported on first use: its import takes about as long as the rest of
+    ``import dynagrad``."""
+    import scipy.special
+    return scipy.special
+
+
+def _function(host):
+    """A row's host function: itself, or the ``scipy.special`` function it names."""
+    return getattr(_scipy(), host) if isinstance(host, str) else host
+
+
 def _lgamma(x):
     """``log|Gamma(x)|``; torch takes lgamma(-inf) as +inf (SciPy: -inf)."""
-    return np.where(x == -np.inf, np.inf, sc.gammaln(x))
+    return np.where(x == -np.inf, np.inf, _scipy().gammaln(x))
 
 
 def _mvlgamma(x, p):
@@ -286,7 +298,7 @@ def _mvlgamma(x, p):
     ``p (p - 1) / 4 log(pi) + sum_j lgamma(x - j / 2)``, j < p."""
     x = np.asarray(x)
     half_steps = (np.arange(p) / 2).astype(x.dtype)
-    return (sc.gammaln(x[..., None] - half_steps).sum(-1)
+    return (_scipy().gammaln(x[..., None] - half_steps).sum(-1)
             + x.dtype.type(p * (p - 1) / 4 * math.log(math.pi)))
 
 
@@ -296,7 +308,7 @@ def _logit(x, eps):
     if eps is not None and eps >= 0:
         lo, hi = x.dtype.type(eps), x.dtype.type(1 - eps)
         x = np.where(x < lo, lo, np.where(x > hi, hi, x))
-    return sc.logit(x)
+    return _scipy().logit(x)
 
 
 def _check_polygamma(name, n):
@@ -331,7 +343,7 @@ def _int_param(name: str, param: str, position: int, value) -> int:
 
 
 def _polygamma(x, n):
-    return sc.polygamma(n, x)
+    return _scipy().polygamma(n, x)
 
 
 def _polynomial(evaluate, nan_above=None):
@@ -342,7 +354,7 @@ def _polynomial(evaluate, nan_above=None):
         x, n = np.broadcast_arrays(x, n)
         valid = np.isfinite(n)
         k = np.trunc(np.where(valid, n, -1)).astype(np.int64)
-        values = evaluate(np.maximum(k, 0), x.astype(np.float64))
+        values = _function(evaluate)(np.maximum(k, 0), x.astype(np.float64))
         values = np.where(k < 0, 0.0, values)
         if nan_above is not None:
             limit = nan_above[0] if x.dtype == np.float32 else nan_above[1]
@@ -353,17 +365,22 @@ def _polynomial(evaluate, nan_above=None):
 
 def _chebyshev_v(k, x):
     """V_n = U_n - U_(n-1) (the third kind)."""
-    return sc.eval_chebyu(k, x) - np.where(k > 0, sc.eval_chebyu(np.maximum(k - 1, 0), x), 0.0)
+    return _scipy().eval_chebyu(k, x) - _chebyshev_u_below(k, x)
 
 
 def _chebyshev_w(k, x):
     """W_n = U_n + U_(n-1) (the fourth kind)."""
-    return sc.eval_chebyu(k, x) + np.where(k > 0, sc.eval_chebyu(np.maximum(k - 1, 0), x), 0.0)
+    return _scipy().eval_chebyu(k, x) + _chebyshev_u_below(k, x)
+
+
+def _chebyshev_u_below(k, x):
+    """U_(n-1), 0 for n = 0."""
+    return np.where(k > 0, _scipy().eval_chebyu(np.maximum(k - 1, 0), x), 0.0)
 
 
 def _shifted(evaluate):
     """The polynomial at ``2x - 1`` (torch's shifted Chebyshev polynomials)."""
-    return lambda k, x: evaluate(k, 2.0 * x - 1.0)
+    return lambda k, x: _function(evaluate)(k, 2.0 * x - 1.0)
 
 
 # --- gradient formulas ----------------------------------------------------------------------------
@@ -429,107 +446,107 @@ ROWS = [
     # the gamma family
     Special("lgamma", _lgamma, grads=(lambda g, x: g * digamma(x),), **_TORCH,
             doc="log |Gamma(x)|, the logarithm of the gamma function's magnitude."),
-    Special("digamma", sc.psi, grads=(lambda g, x: g * polygamma(1, x),), **_TORCH,
+    Special("digamma", "psi", grads=(lambda g, x: g * polygamma(1, x),), **_TORCH,
             doc="psi(x) = d/dx lgamma(x) (-inf at 0, inf at -0, nan at negative integers)."),
     Special("polygamma", _polygamma, "n, input", grads=(
         lambda g, x, n: g * polygamma(n + 1, x),), check=_check_polygamma, **_TORCH,
         doc="The n-th derivative of digamma (n >= 0)."),
     Special("mvlgamma", _mvlgamma, "input, p", grads=(_mvlgamma_grad,), check=_check_mvlgamma,
             **_TORCH, doc="The multivariate log-gamma function of dimension p."),
-    Special("igamma", sc.gammainc, **_BINARY, ints=False, grads=(
+    Special("igamma", "gammainc", **_BINARY, ints=False, grads=(
         _not_implemented("igamma: input"), _igamma_grad_x), **_TORCH,
         doc="P(input, other), the regularized lower incomplete gamma function."),
-    Special("igammac", sc.gammaincc, **_BINARY, ints=False, grads=(
+    Special("igammac", "gammaincc", **_BINARY, ints=False, grads=(
         _not_implemented("igammac: input"), lambda g, a, x: -_igamma_grad_x(g, a, x)), **_TORCH,
         doc="Q(input, other) = 1 - P, the regularized upper incomplete gamma function."),
     # error functions
-    Special("erfinv", sc.erfinv, grads=(
+    Special("erfinv", "erfinv", grads=(
         lambda g, x: g * (erfinv(x).square().exp() * _SQRT_PI_OVER_2),), **_TORCH,
         doc="The inverse error function (+-inf at +-1, nan beyond)."),
-    Special("erfc", sc.erfc, grads=(
+    Special("erfc", "erfc", grads=(
         lambda g, x: g * ((-x.square()).exp() * -_TWO_OVER_SQRT_PI),), **_TORCH,
         doc="The complementary error function 1 - erf(x)."),
-    Special("erfcx", sc.erfcx, half=False, grads=(
+    Special("erfcx", "erfcx", half=False, grads=(
         lambda g, x: g * (x * erfcx(x) * 2 - _TWO_OVER_SQRT_PI),),
         doc="The scaled complementary error function exp(x^2) erfc(x)."),
-    Special("ndtr", sc.ndtr, grads=(lambda g, x: g * ((x.square() * -0.5).exp() / _SQRT_2PI),),
+    Special("ndtr", "ndtr", grads=(lambda g, x: g * ((x.square() * -0.5).exp() / _SQRT_2PI),),
             doc="The standard normal cumulative distribution function."),
-    Special("ndtri", sc.ndtri, half=False, grads=(
+    Special("ndtri", "ndtri", half=False, grads=(
         lambda g, x: g * ((ndtri(x).square() * 0.5).exp() * _SQRT_2PI),),
         doc="The standard normal quantile function, the inverse of ndtr."),
-    Special("log_ndtr", sc.log_ndtr, half=False, grads=(
+    Special("log_ndtr", "log_ndtr", half=False, grads=(
         lambda g, x: g * ((x.square() * -0.5 - log_ndtr(x)).exp() / _SQRT_2PI),),
         doc="log(ndtr(x)), accurate far into the lower tail."),
     # elementary compositions
-    Special("xlogy", sc.xlogy, **_BINARY, scalars=True, grads=(
+    Special("xlogy", "xlogy", **_BINARY, scalars=True, grads=(
         _xlogy_grad_x, lambda g, x, y: g * x / y), **_TORCH,
         doc="input * log(other), 0 where input is 0 (unless other is nan)."),
-    Special("xlog1py", sc.xlog1py, **_BINARY, scalars=True, grads=(
+    Special("xlog1py", "xlog1py", **_BINARY, scalars=True, grads=(
         _xlog1py_grad_x, lambda g, x, y: g * x / (y + 1)),
         doc="input * log1p(other), 0 where input is 0 (unless other is nan)."),
     Special("logit", _logit, "input, eps=None", grads=(_logit_grad,), check=_check_logit,
             **_TORCH, doc="log(p / (1 - p)), p clamped to [eps, 1 - eps] when eps is given."),
     Special("sinc", np.sinc, grads=(_sinc_grad,), **_TORCH,
             doc="The normalized sinc function sin(pi x) / (pi x), 1 at 0."),
-    Special("entr", sc.entr, grads=(lambda g, x: g * -(x.log() + 1),),
+    Special("entr", "entr", grads=(lambda g, x: g * -(x.log() + 1),),
             doc="-x log(x), the entropy term (0 at 0, -inf for negative x)."),
-    Special("zeta", sc.zeta, **_BINARY, scalars=True, half=False, grads=(
+    Special("zeta", "zeta", **_BINARY, scalars=True, half=False, grads=(
         _not_implemented("zeta"), lambda g, x, q: g * -x * zeta(x + 1, q)),
         doc="The Hurwitz zeta function zeta(input, other) = sum_k (k + other)^-input."),
     # modified Bessel functions with gradients
-    Special("i0", sc.i0, grads=(lambda g, x: g * i1(x),), **_TORCH,
+    Special("i0", "i0", grads=(lambda g, x: g * i1(x),), **_TORCH,
             doc="I0, the modified Bessel function of the first kind of order 0."),
-    Special("i0e", sc.i0e, grads=(lambda g, x: g * (i1e(x) - x.sign() * i0e(x)),),
+    Special("i0e", "i0e", grads=(lambda g, x: g * (i1e(x) - x.sign() * i0e(x)),),
             doc="exp(-|x|) I0(x), the exponentially scaled I0."),
-    Special("i1", sc.i1, grads=(
+    Special("i1", "i1", grads=(
         lambda g, x: where(x == 0, g * 0.5, g * (i0(x) - i1(x) / x)),),
         doc="I1, the modified Bessel function of the first kind of order 1."),
-    Special("i1e", sc.i1e, grads=(
+    Special("i1e", "i1e", grads=(
         lambda g, x: where(x == 0, g * 0.5, g * (i0e(x) - i1e(x) * (x.sign() + 1 / x))),),
         doc="exp(-|x|) I1(x), the exponentially scaled I1."),
     # no gradient in torch: the results do not require grad
-    Special("airy_ai", lambda x: sc.airy(x)[0], half=False, doc="The Airy function Ai."),
-    Special("bessel_j0", sc.j0, half=False, doc=_BESSEL.format("J", "first", 0)),
-    Special("bessel_j1", sc.j1, half=False, doc=_BESSEL.format("J", "first", 1)),
-    Special("bessel_y0", sc.y0, half=False, doc=_BESSEL.format("Y", "second", 0)),
-    Special("bessel_y1", sc.y1, half=False, doc=_BESSEL.format("Y", "second", 1)),
-    Special("modified_bessel_i0", sc.i0, half=False, 
+    Special("airy_ai", lambda x: _scipy().airy(x)[0], half=False, doc="The Airy function Ai."),
+    Special("bessel_j0", "j0", half=False, doc=_BESSEL.format("J", "first", 0)),
+    Special("bessel_j1", "j1", half=False, doc=_BESSEL.format("J", "first", 1)),
+    Special("bessel_y0", "y0", half=False, doc=_BESSEL.format("Y", "second", 0)),
+    Special("bessel_y1", "y1", half=False, doc=_BESSEL.format("Y", "second", 1)),
+    Special("modified_bessel_i0", "i0", half=False,
             doc=_MODIFIED.format("I", "first", 0) + " (No gradient, as torch; see i0.)"),
-    Special("modified_bessel_i1", sc.i1, half=False, 
+    Special("modified_bessel_i1", "i1", half=False,
             doc=_MODIFIED.format("I", "first", 1) + " (No gradient, as torch; see i1.)"),
-    Special("modified_bessel_k0", sc.k0, half=False,
+    Special("modified_bessel_k0", "k0", half=False,
             doc=_MODIFIED.format("K", "second", 0)),
-    Special("modified_bessel_k1", sc.k1, half=False,
+    Special("modified_bessel_k1", "k1", half=False,
             doc=_MODIFIED.format("K", "second", 1)),
-    Special("scaled_modified_bessel_k0", sc.k0e, half=False, doc="exp(x) K0(x)."),
-    Special("scaled_modified_bessel_k1", sc.k1e, half=False, doc="exp(x) K1(x)."),
-    Special("spherical_bessel_j0", lambda x: sc.spherical_jn(0, x), half=False,
+    Special("scaled_modified_bessel_k0", "k0e", half=False, doc="exp(x) K0(x)."),
+    Special("scaled_modified_bessel_k1", "k1e", half=False, doc="exp(x) K1(x)."),
+    Special("spherical_bessel_j0", lambda x: _scipy().spherical_jn(0, x), half=False,
             doc="The spherical Bessel function j0(x) = sin(x) / x."),
-    Special("chebyshev_polynomial_t", _polynomial(sc.eval_chebyt), **_POLY,
+    Special("chebyshev_polynomial_t", _polynomial("eval_chebyt"), **_POLY,
             doc=_CHEBYSHEV.format("T_n", "first")),
-    Special("chebyshev_polynomial_u", _polynomial(sc.eval_chebyu), **_POLY,
+    Special("chebyshev_polynomial_u", _polynomial("eval_chebyu"), **_POLY,
             doc=_CHEBYSHEV.format("U_n", "second")),
     Special("chebyshev_polynomial_v", _polynomial(_chebyshev_v), **_POLY,
             doc=_CHEBYSHEV.format("V_n", "third")),
     Special("chebyshev_polynomial_w", _polynomial(_chebyshev_w), **_POLY,
             doc=_CHEBYSHEV.format("W_n", "fourth")),
-    Special("shifted_chebyshev_polynomial_t", _polynomial(sc.eval_sh_chebyt), **_POLY,
+    Special("shifted_chebyshev_polynomial_t", _polynomial("eval_sh_chebyt"), **_POLY,
             doc=_CHEBYSHEV.format("T_n(2x - 1)", "first")),
-    Special("shifted_chebyshev_polynomial_u", _polynomial(sc.eval_sh_chebyu), **_POLY,
+    Special("shifted_chebyshev_polynomial_u", _polynomial("eval_sh_chebyu"), **_POLY,
             doc=_CHEBYSHEV.format("U_n(2x - 1)", "second")),
     Special("shifted_chebyshev_polynomial_v", _polynomial(_shifted(_chebyshev_v)), **_POLY,
             doc=_CHEBYSHEV.format("V_n(2x - 1)", "third")),
     Special("shifted_chebyshev_polynomial_w", _polynomial(_shifted(_chebyshev_w)), **_POLY,
             doc=_CHEBYSHEV.format("W_n(2x - 1)", "fourth")),
-    Special("hermite_polynomial_h", _polynomial(sc.eval_hermite, (128, 512)), **_POLY,
+    Special("hermite_polynomial_h", _polynomial("eval_hermite", (128, 512)), **_POLY,
             doc="H_n, the physicists' Hermite polynomial (nan above degree 128 in float32, "
                 "512 in float64, as torch)."),
-    Special("hermite_polynomial_he", _polynomial(sc.eval_hermitenorm, (128, 512)), **_POLY,
+    Special("hermite_polynomial_he", _polynomial("eval_hermitenorm", (128, 512)), **_POLY,
             doc="He_n, the probabilists' Hermite polynomial (nan above degree 128 in float32, "
                 "512 in float64, as torch)."),
-    Special("laguerre_polynomial_l", _polynomial(sc.eval_laguerre), **_POLY,
+    Special("laguerre_polynomial_l", _polynomial("eval_laguerre"), **_POLY,
             doc="L_n, the Laguerre polynomial."),
-    Special("legendre_polynomial_p", _polynomial(sc.eval_legendre), **_POLY,
+    Special("legendre_polynomial_p", _polynomial("eval_legendre"), **_POLY,
             doc="P_n, the Legendre polynomial."),
 ]
 
