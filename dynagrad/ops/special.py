@@ -24,7 +24,7 @@ at the poles and at -inf = inf, erfinv(+-1) = +-inf, logit outside [0, 1] = nan,
 rules for negative and fractional degrees); float64 results carry SciPy's accuracy, which is
 better than torch's for the Airy and Bessel J and Y functions. Two deliberate differences:
 polygamma(n >= 1) at the poles (non-positive integers) is inf where torch's series gives large
-finite values, and at +-inf it is SciPy's limit where torch gives nan.
+finite values, and at +-inf it is SciPy's value (0 at +inf) where torch gives nan.
 
 Example:
     >>> import dynagrad as dg
@@ -183,8 +183,9 @@ def _run_inplace(row: Special, self: Tensor, arguments: dict) -> Tensor:
         raise RuntimeError(f"{row.name}_: unsupported operation: the tensor is a broadcast "
                            f"(expanded) view where several elements share one memory location; "
                            f"clone it first (got {describe(self)})")
-    operands = [arguments[n] for n in row.tensors]
-    out_dt, _ = _dtypes(row, [_operand(row, o, n, 0) for o, n in zip(operands, row.tensors)])
+    names = list(arguments)
+    operands = [_operand(row, arguments[n], n, names.index(n) + 1) for n in row.tensors]
+    out_dt, _ = _dtypes(row, operands)
     if not self.dtype.is_floating_point:
         raise RuntimeError(f"{row.name}_: result type {out_dt.name} can't be cast to the desired "
                            f"output type {self.dtype.name}")
