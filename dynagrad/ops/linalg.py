@@ -49,6 +49,13 @@ def _matmul_shape(op: str, a: Tensor, b: Tensor) -> tuple:
 
 
 def _matmul_back(node, g):
+    if g.dtype.is_complex:  # holomorphic: conj of the formula at conj(g) (g @ b^H, a^H @ g)
+        from .complex import conj
+        return tuple(None if gi is None else conj(gi) for gi in _real_matmul_back(node, conj(g)))
+    return _real_matmul_back(node, g)
+
+
+def _real_matmul_back(node, g):
     a, b = node.saved_tensors
     a2 = a if a.ndim > 1 else a.unsqueeze(0)
     b2 = b if b.ndim > 1 else b.unsqueeze(-1)
@@ -215,6 +222,13 @@ def _parse_einsum(equation: str, operands) -> tuple:
 
 
 def _einsum_back(node, g):
+    if g.dtype.is_complex:  # multilinear: conj of the formula at conj(g) (see _matmul_back)
+        from .complex import conj
+        return tuple(None if gi is None else conj(gi) for gi in _real_einsum_back(node, conj(g)))
+    return _real_einsum_back(node, g)
+
+
+def _real_einsum_back(node, g):
     subs, out_sub = node.subs, node.out_sub
     ops = node.saved_tensors
     grads = []
