@@ -7,10 +7,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from harness import check_op
+from opinfo import family, params
 
 import dynagrad as dg
 
-RNG = np.random.default_rng(7)
+
+@pytest.mark.parametrize("info,dtype", params(family("complex")))
+def test_op(info, dtype):
+    check_op(info, "cpu", dtype)
 
 
 def cdata(shape, seed=0):

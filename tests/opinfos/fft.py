@@ -1,0 +1,90 @@
+"""Records of the discrete Fourier transforms (ops/fft.py, ``dg.fft``): forward against
+``numpy.fft`` in float64 / complex128, gradients by finite differences and against torch's, for
+several sizes ``n``/``s``, dims and norms. A transform of complex input is called on the
+``view_as_complex`` of a real ``(..., 2)`` input. tests/test_fft.py checks the rest (errors,
+frequencies, stft).
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+from opinfo import OpInfo, Sample, sampler, signed, uniform
+
+import dynagrad as dg
+
+TOL = {"float32": (1e-4, 1e-4), "float64": (1e-10, 1e-10), "complex64": (1e-4, 1e-4),
+       "complex128": (1e-10, 1e-10)}
+DTYPES = {"cpu": (dg.float32, dg.float64), "cuda": (dg.float32,)}
+_NORMS = (None, "ortho", "forward")
+
+
+def _lib(lib):
+    return dg if lib == "dg" else torch
+
+
+def _out_dtype(kind):
+    return (lambda dt: dt.to_complex()) if kind == "c" else (lambda dt: dt)
+
+
+def transform(name, kwargs_list, shape, complex_input, out_kind, np_ref=None):
+    """A record of ``<lib>.fft.<name>`` over samples with each of ``kwargs_list`` (and each
+    norm); a complex input is the complex view of a real ``shape + (2,)`` array."""
+    full = shape + (2,) if complex_input else shape
+
+    def call(lib):
+        def run(x, **kw):
+            if complex_input:
+                x = _lib(lib).view_as_complex(x)
+            return getattr(_lib(lib).fft, name)(x, **kw)
+        return run
+
+    def ref(x, dim=None, **kw):
+        z = x[..., 0] + 1j * x[..., 1] if complex_input else x
+        if isinstance(dim, int):
+            kw["axis"] = dim
+        elif dim is not None or "s" in kw:  # (NumPy wants the axes of s named)
+            kw["axes"] = dim if dim is not None else tuple(range(-len(kw["s"]), 0))
+        return (np_ref or getattr(np.fft, name))(z, **kw)
+    forward = [Sample((uniform(full, k),), dict(kw, norm=norm))
+               for k, kw in enumerate(kwargs_list) for norm in _NORMS]
+    grad = [Sample((uniform(full, 10 + k),), dict(kw, norm=norm))
+            for k, (kw, norm) in enumerate(zip(kwargs_list, _NORMS))]
+    cuda = [Sample((signed(full, 20),), kwargs_list[-1])]
+    return OpInfo(f"fft_{name}", "fft", sampler(forward, grad, cuda), ref, DTYPES,
+                  op=call("dg"), torch=call("torch"), tol=TOL, out_dtype=_out_dtype(out_kind))
+
+
+_1D = [{}, {"n": 7, "dim": 0}, {"n": 3, "dim": 1}]
+_IRFFT_1D = [{}, {"n": 5, "dim": 0}, {"n": 8}]
+_ND = [{}, {"s": (3, 6)}, {"dim": (0, 1)}, {"s": (2, 5), "dim": (1, 0)}]
+_2D = [{}, {"s": (3, 6)}, {"dim": (0, 1)}]
+
+
+def _shift(name):
+    forward = [Sample((uniform((4, 5), 1),)), Sample((uniform((4, 5), 2),), {"dim": 1}),
+               Sample((uniform((3, 4, 5), 3),), {"dim": (0, 2)})]
+    grad = [Sample((uniform((3, 4), 4),), {"dim": 0})]
+    cuda = [Sample((signed((3, 4), 5),))]
+    return OpInfo(f"fft_{name}", "fft", sampler(forward, grad, cuda),
+                  lambda x, dim=None: getattr(np.fft, name)(x, axes=dim), DTYPES,
+                  torch=f"fft.{name}", tol=TOL)
+
+
+RECORDS = [
+    transform("fft", _1D, (4, 5), False, "c"),
+    transform("ifft", _1D, (4, 5), True, "c"),
+    transform("rfft", _1D, (4, 6), False, "c"),
+    transform("irfft", _IRFFT_1D, (4, 5), True, "r"),
+    transform("hfft", _IRFFT_1D, (4, 5), True, "r"),
+    transform("ihfft", _1D, (4, 6), False, "c"),
+    transform("fft2", _2D, (2, 4, 5), True, "c"),
+    transform("ifft2", _2D, (2, 4, 5), False, "c"),
+    transform("fftn", _ND, (4, 5), False, "c"),
+    transform("ifftn", _ND, (4, 5), True, "c"),
+    transform("rfft2", _2D, (2, 4, 6), False, "c"),
+    transform("irfft2", _2D, (2, 4, 5), True, "r"),
+    transform("rfftn", _ND, (4, 6), False, "c"),
+    transform("irfftn", _ND, (4, 5), True, "r"),
+    _shift("fftshift"),
+    _shift("ifftshift"),
+]
