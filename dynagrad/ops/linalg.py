@@ -18,6 +18,7 @@ from ..autograd.function import edge_of, node_class, record
 from ..dtypes import float32, float64
 from ..errors import describe
 from ..kernels.backend import backend
+from ..kernels.buffers import host, move_array
 from ..tensor import TENSOR_TYPES, Tensor, _wrap
 from ._util import as_tensor_arg
 from ..shapes import broadcast_shapes
@@ -102,8 +103,12 @@ def _product(op: str, node_cls, a: Tensor, b: Tensor) -> Tensor:
     _check_same_dtype(op, a, b)
     _matmul_shape(op, a, b)
     ad, bd = a._data, b._data
-    common_device(op, (a, b))
-    out = _wrap(backend(ad).matmul(ad, bd), a.dtype)
+    on_gpu = common_device(op, (a, b))
+    if on_gpu is not None and a.dtype.is_complex:  # no complex CUDA GEMM: a host round trip
+        out = _wrap(move_array(_c_array(np.matmul(host(ad), host(bd)), a.dtype), on_gpu),
+                    a.dtype)
+    else:
+        out = _wrap(backend(ad).matmul(ad, bd), a.dtype)
     if grad_mode.GRAD_ENABLED[0] and (a._requires_grad or b._requires_grad):
         node = node_cls()
         node.save(a, b)

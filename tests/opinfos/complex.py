@@ -66,7 +66,7 @@ def _real_pair(name, ref):
 def _flag(name):
     """A bool query (``is_conj``...) as a one-element tensor, for the harness."""
     def call(lib):
-        return lambda x: _lib(lib).tensor([getattr(_lib(lib), name)(x)])
+        return lambda x: _lib(lib).tensor([getattr(_lib(lib), name)(x)], device=x.device)
     forward = [Sample((uniform((3,), 1),))]
     return OpInfo(name, "complex", sampler(forward, (), forward), lambda x: np.array(
         [name == "is_complex" and False]), DTYPES, op=call("dg"), torch=call("torch"),
