@@ -36,6 +36,8 @@ with _collection_paused():
 
     from . import nn, optim, serialization, utils
     from . import fft
+    from .ops.fft import (bartlett_window, blackman_window, hamming_window, hann_window,
+                          kaiser_window)
     from . import cuda
     from .serialization import load, save
     from ._warmup import warmup

@@ -121,3 +121,75 @@ def test_empty_dims_copy_and_scalars():
     assert y.dtype is dg.complex64 and y.tolist() == [[1 + 0j, 2 + 0j]]
     assert dg.fft.fftn(dg.tensor(3.0)).item() == 3 + 0j
     assert dg.fft.Tensor is dg.Tensor
+
+
+# --- windows, stft, istft -----------------------------------------------------------------
+
+_SCIPY_WINDOWS = {"hann_window": "hann", "hamming_window": "hamming",
+                  "blackman_window": "blackman", "bartlett_window": "bartlett",
+                  "kaiser_window": ("kaiser", 12.0)}
+
+
+@pytest.mark.parametrize("name", sorted(_SCIPY_WINDOWS))
+@pytest.mark.parametrize("n", [0, 1, 2, 5, 8])
+@pytest.mark.parametrize("periodic", [True, False])
+def test_windows_match_torch_and_scipy(name, n, periodic):
+    from scipy.signal import get_window
+    d = getattr(dg, name)(n, periodic, dtype=dg.float64)
+    t = getattr(torch, name)(n, periodic, dtype=torch.float64)
+    np.testing.assert_allclose(d.numpy(), t.numpy(), rtol=1e-12, atol=1e-12)
+    if n > 1:
+        want = get_window(_SCIPY_WINDOWS[name], n, fftbins=periodic)
+        np.testing.assert_allclose(d.numpy(), want, rtol=1e-12, atol=1e-12)
+    assert getattr(dg, name)(n).dtype is dg.float32
+
+
+def test_window_arguments():
+    np.testing.assert_allclose(dg.hamming_window(6, True, 0.5, 0.5).numpy(),
+                               torch.hamming_window(6, True, 0.5, 0.5).numpy(), atol=1e-7)
+    np.testing.assert_allclose(dg.kaiser_window(6, False, 3.0).numpy(),
+                               torch.kaiser_window(6, False, 3.0).numpy(), atol=1e-6)
+    assert dg.hann_window(4, requires_grad=True).requires_grad
+    for lib in (dg, torch):
+        with pytest.raises(RuntimeError, match="hann_window expects floating point dtypes"):
+            lib.hann_window(4, dtype=lib.int64)
+        with pytest.raises(RuntimeError, match="requires non-negative window_length"):
+            lib.hann_window(-1)
+
+
+def test_stft_against_direct_framing():
+    x = np.random.default_rng(4).standard_normal(30)
+    w = np.hanning(9)[:-1]  # periodic Hann of 8 points
+    got = dg.stft(dg.tensor(x), 8, hop_length=3, window=dg.tensor(w), return_complex=True,
+                  center=False)
+    frames = np.stack([x[k:k + 8] * w for k in range(0, 30 - 8 + 1, 3)])
+    np.testing.assert_allclose(got.numpy(), np.fft.rfft(frames, axis=-1).T, atol=1e-12)
+
+
+def test_stft_istft_round_trip():
+    x = np.random.default_rng(5).standard_normal((2, 40))
+    w = dg.hann_window(16, dtype=dg.float64)
+    spec = dg.stft(dg.tensor(x), 16, hop_length=4, window=w, return_complex=True)
+    back = dg.istft(spec, 16, hop_length=4, window=w, length=40)
+    np.testing.assert_allclose(back.numpy(), x, atol=1e-12)
+    real_form = dg.stft(dg.tensor(x), 16, hop_length=4, window=w, return_complex=False)
+    np.testing.assert_allclose(dg.view_as_complex(real_form).numpy(), spec.numpy())
+    assert dg.tensor(x).stft(16, window=w, return_complex=True).shape == (2, 9, 11)
+
+
+@pytest.mark.parametrize("call,msg", [
+    (lambda lib, x: lib.stft(x, 8), "stft requires the return_complex parameter be given"),
+    (lambda lib, x: lib.stft(x, 8, hop_length=0, return_complex=True),
+     "expected hop_length > 0, but got hop_length=0"),
+    (lambda lib, x: lib.stft(x, 8, win_length=9, return_complex=True),
+     "expected 0 < win_length <= n_fft, but got win_length=9"),
+    (lambda lib, x: lib.stft(x, 8, window=lib.ones(7), return_complex=True),
+     "expected a 1D window tensor of size equal to win_length=8, but got window with size [7]"),
+    (lambda lib, x: lib.istft(lib.stft(x, 8, return_complex=True), 8, window=lib.zeros(8)),
+     "window overlap add min"),
+])
+def test_stft_errors_match_torch(call, msg):
+    for lib in (dg, torch):
+        with pytest.raises(RuntimeError) as info:
+            call(lib, lib.ones(16, dtype=lib.float64))
+        assert msg in str(info.value), lib

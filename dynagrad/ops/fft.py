@@ -372,3 +372,269 @@ for _fn in TRANSFORMS:
     # registered as PyTorch's internal names (torch._C._fft.fft_rfft): dg.fft is a namespace,
     # so these are neither dg.<name> nor Tensor methods
     register(f"fft_{_fn.__name__}", _fn, "fft", method=False, functional=False)
+
+
+# --- windows ------------------------------------------------------------------------------
+
+def _window(name: str, window_length: int, periodic: bool, values, dtype, device,
+            requires_grad: bool) -> Tensor:
+    """A window of ``window_length`` points from ``values(n)`` (the symmetric window of ``n``
+    points, float64); a periodic window is the symmetric one of ``window_length + 1`` points
+    without its last."""
+    dt = dtypes.get_default_dtype() if dtype is None else dtype
+    if not dt.is_floating_point:
+        raise RuntimeError(f"{name} expects floating point dtypes, got: {dt.name}")
+    if window_length < 0:
+        raise RuntimeError(f"{name} requires non-negative window_length, got "
+                           f"window_length={window_length}")
+    if window_length <= 1:
+        w = np.ones(window_length)
+    else:
+        w = values(window_length + 1)[:-1] if periodic else values(window_length)
+    from ..creation import tensor
+    return tensor(w, dtype=dt, device=device, requires_grad=requires_grad)
+
+
+def _cosine_sum(*coefficients):
+    """``sum_k (-1)^k a_k cos(2 pi k n / (N - 1))``: the generalized cosine windows."""
+    def values(n):
+        phase = 2.0 * np.pi * np.arange(n) / (n - 1)
+        return sum((-1) ** k * a * np.cos(k * phase) for k, a in enumerate(coefficients))
+    return values
+
+
+def hann_window(window_length: int, periodic: bool = True, *, dtype=None, layout=None,
+                device=None, requires_grad: bool = False) -> Tensor:
+    """The Hann window ``0.5 - 0.5 cos(2 pi n / (N - 1))`` (periodic: ``N = length + 1``).
+
+    Example: ``dg.hann_window(4)`` is ``tensor([0.0000, 0.5000, 1.0000, 0.5000])``.
+    """
+    return _window("hann_window", window_length, periodic, _cosine_sum(0.5, 0.5), dtype,
+                   device, requires_grad)
+
+
+def hamming_window(window_length: int, periodic: bool = True, alpha: float = 0.54,
+                   beta: float = 0.46, *, dtype=None, layout=None, device=None,
+                   requires_grad: bool = False) -> Tensor:
+    """The Hamming window ``alpha - beta cos(2 pi n / (N - 1))``."""
+    return _window("hamming_window", window_length, periodic, _cosine_sum(alpha, beta), dtype,
+                   device, requires_grad)
+
+
+def blackman_window(window_length: int, periodic: bool = True, *, dtype=None, layout=None,
+                    device=None, requires_grad: bool = False) -> Tensor:
+    """The Blackman window ``0.42 - 0.5 cos(2 pi n / (N - 1)) + 0.08 cos(4 pi n / (N - 1))``."""
+    return _window("blackman_window", window_length, periodic, _cosine_sum(0.42, 0.5, 0.08),
+                   dtype, device, requires_grad)
+
+
+def bartlett_window(window_length: int, periodic: bool = True, *, dtype=None, layout=None,
+                    device=None, requires_grad: bool = False) -> Tensor:
+    """The triangular Bartlett window ``1 - |2n / (N - 1) - 1|``."""
+    return _window("bartlett_window", window_length, periodic,
+                   lambda n: 1.0 - np.abs(2.0 * np.arange(n) / (n - 1) - 1.0), dtype, device,
+                   requires_grad)
+
+
+def kaiser_window(window_length: int, periodic: bool = True, beta: float = 12.0, *,
+                  dtype=None, layout=None, device=None, requires_grad: bool = False) -> Tensor:
+    """The Kaiser window ``I0(beta sqrt(1 - ((n - a) / a)^2)) / I0(beta)``, ``a = (N - 1) / 2``."""
+    def values(n):
+        a = (n - 1) / 2.0
+        return np.i0(beta * np.sqrt(np.clip(1.0 - ((np.arange(n) - a) / a) ** 2, 0.0, None))) \
+            / np.i0(beta)
+    return _window("kaiser_window", window_length, periodic, values, dtype, device,
+                   requires_grad)
+
+
+WINDOWS = (bartlett_window, blackman_window, hamming_window, hann_window, kaiser_window)
+
+
+# --- short-time transforms ----------------------------------------------------------------
+
+def _describe_call(name: str, x: Tensor, n_fft, hop, win, window, **flags) -> str:
+    w = "None" if window is None else f"Tensor{list(window.shape)}"
+    rest = ", ".join(f"{k}={v}" for k, v in flags.items())
+    return (f"{name}(Tensor{list(x.shape)} {x.dtype.name}, n_fft={n_fft}, hop_length={hop}, "
+            f"win_length={win}, window={w}, {rest})")
+
+
+def _stft_window(name, x, n_fft, hop, win, window, flags) -> Tensor:
+    """The window padded to ``n_fft`` points, centred (a rectangle when None), after checking
+    the arguments as PyTorch does."""
+    what = _describe_call(name, x, n_fft, hop, win, window, **flags)
+    if not 0 < n_fft:
+        raise RuntimeError(f"{what}: expected 0 < n_fft, but got n_fft={n_fft}")
+    if hop <= 0:
+        raise RuntimeError(f"{what}: expected hop_length > 0, but got hop_length={hop}")
+    if not 0 < win <= n_fft:
+        raise RuntimeError(f"{what}: expected 0 < win_length <= n_fft, but got win_length={win}")
+    if window is None:
+        from ..creation import ones
+        window = ones(win, dtype=x.dtype.to_real(), device=x.device)
+    elif window.ndim != 1 or window.shape[0] != win:
+        raise RuntimeError(f"{what}: expected a 1D window tensor of size equal to "
+                           f"win_length={win}, but got window with size {list(window.shape)}")
+    left = (n_fft - win) // 2
+    if left or n_fft - win - left:
+        from .movement import pad
+        window = pad(window, (left, n_fft - win - left))
+    return window
+
+
+def _frame_index(n_frames: int, n_fft: int, hop: int, device) -> Tensor:
+    from ..creation import tensor
+    idx = np.arange(n_frames)[:, None] * hop + np.arange(n_fft)[None, :]
+    return tensor(idx, dtype=dtypes.int64, device=device)
+
+
+def stft(input, n_fft: int, hop_length=None, win_length=None, window=None, center: bool = True,
+         pad_mode: str = "reflect", normalized: bool = False, onesided=None, return_complex=None,
+         align_to_window=None) -> Tensor:
+    """The short-time Fourier transform, as ``torch.stft``: frames of ``n_fft`` points every
+    ``hop_length`` (default ``n_fft // 4``), each times the window (centred and zero-padded to
+    ``n_fft``), transformed; shape ``(batch?, freq, frames)``. Composed of ops (padding,
+    indexing, ``fft.rfft``/``fft.fft``), so it is differentiable and runs on every device.
+
+    Example: ``dg.stft(x, 8, window=dg.hann_window(8), return_complex=True)``.
+    """
+    x = as_tensor_arg(input, "stft")
+    hop = n_fft // 4 if hop_length is None else int(hop_length)
+    win = n_fft if win_length is None else int(win_length)
+    flags = {"normalized": int(normalized), "onesided": onesided,
+             "return_complex": None if return_complex is None else int(return_complex)}
+    if return_complex is None:
+        if not (x.dtype.is_complex or (window is not None and window.dtype.is_complex)):
+            raise RuntimeError("stft requires the return_complex parameter be given for real "
+                               "inputs, and will further require that return_complex=True in a "
+                               "future PyTorch release.")
+        return_complex = True
+    if align_to_window:
+        raise NotImplementedError("stft: align_to_window=True is not supported")
+    if x.ndim not in (1, 2):
+        raise RuntimeError(f"stft: expected a 1D or 2D tensor, got {x.ndim}D")
+    if not (x.dtype.is_floating_point or x.dtype.is_complex):
+        x = x.to(dtypes.get_default_dtype())
+    w = _stft_window("stft", x, n_fft, hop, win, window, flags)
+    batched = x.ndim == 2
+    if not batched:
+        x = x.unsqueeze(0)
+    if center:
+        from .movement import pad
+        p = n_fft // 2
+        if x.dtype.is_complex:  # (pad the real and imaginary parts as a real tensor)
+            x = view_as_complex_contiguous(pad(real_parts_first(x), (p, p), mode=pad_mode))
+        else:
+            x = pad(x.unsqueeze(1), (p, p), mode=pad_mode).squeeze(1)
+    length = x.shape[-1]
+    if not 0 < n_fft <= length:
+        raise RuntimeError(f"{_describe_call('stft', x, n_fft, hop, win, window, **flags)}: "
+                           f"expected 0 < n_fft <= {length}, but got n_fft={n_fft}")
+    n_frames = 1 + (length - n_fft) // hop
+    idx = _frame_index(n_frames, n_fft, hop, x.device)
+    if x.dtype.is_complex:
+        from .complex import view_as_complex, view_as_real
+        frames = view_as_complex(view_as_real(x)[:, idx].contiguous())
+    else:
+        frames = x[:, idx]  # (batch, frames, n_fft)
+    frames = frames * w
+    side = onesided if onesided is not None else not (x.dtype.is_complex or w.dtype.is_complex)
+    if side and frames.dtype.is_complex:
+        raise RuntimeError("Cannot have onesided output if window or input is complex")
+    norm = "ortho" if normalized else "backward"
+    spec = (rfft if side else fft)(frames, dim=-1, norm=norm).transpose(1, 2)
+    if not batched:
+        spec = spec.squeeze(0)
+    if not return_complex:
+        from .complex import view_as_real
+        return view_as_real(spec.contiguous())
+    return spec
+
+
+def real_parts_first(z: Tensor) -> Tensor:
+    """A complex ``(..., n)`` tensor as a real ``(..., 2, n)`` one: parts along a new dim."""
+    from .complex import view_as_real
+    return view_as_real(z).movedim(-1, -2)
+
+
+def view_as_complex_contiguous(x: Tensor) -> Tensor:
+    """The inverse of ``real_parts_first`` (a contiguous copy where the layout needs one)."""
+    from .complex import view_as_complex
+    return view_as_complex(x.movedim(-2, -1).contiguous())
+
+
+def istft(input, n_fft: int, hop_length=None, win_length=None, window=None, center: bool = True,
+          normalized: bool = False, onesided=None, length=None,
+          return_complex: bool = False) -> Tensor:
+    """The inverse of ``stft`` by overlap-add, divided by the summed squared window, as
+    ``torch.istft``; input ``(batch?, freq, frames)`` complex. Composed of ops (``fft.irfft``,
+    ``scatter_add``), so it is differentiable and runs on every device."""
+    z = as_tensor_arg(input, "istft")
+    hop = n_fft // 4 if hop_length is None else int(hop_length)
+    win = n_fft if win_length is None else int(win_length)
+    flags = {"center": int(center), "normalized": int(normalized), "onesided": onesided,
+             "length": length, "return_complex": int(return_complex)}
+    if not z.dtype.is_complex:
+        raise RuntimeError("istft requires a complex-valued input tensor")
+    if z.ndim not in (2, 3):
+        raise RuntimeError(f"istft: expected a tensor with 2 or 3 dimensions of complex "
+                           f"dtype, but got {z.ndim}")
+    w = _stft_window("istft", z, n_fft, hop, win, window, flags)
+    batched = z.ndim == 3
+    if not batched:
+        z = z.unsqueeze(0)
+    side = onesided if onesided is not None else z.shape[-2] != n_fft
+    if side:
+        if return_complex:
+            raise RuntimeError("cannot have onesided output if window or input is complex")
+        if z.shape[-2] != n_fft // 2 + 1:
+            raise RuntimeError(f"istft: expected the frequency dimension (3rd to the last) of "
+                               f"the input tensor to match n_fft / 2 + 1 when onesided=True, but "
+                               f"got {z.shape[-2]}")
+    elif z.shape[-2] != n_fft:
+        raise RuntimeError(f"istft: expected the frequency dimension (3rd to the last) of the "
+                           f"input tensor to match n_fft when onesided=False, but got "
+                           f"{z.shape[-2]}")
+    norm = "ortho" if normalized else "backward"
+    spec = z.transpose(1, 2)  # (batch, frames, freq)
+    if return_complex:
+        frames = ifft(spec, dim=-1, norm=norm)
+    else:  # a real signal: the one-sided half (of a two-sided input too, as PyTorch)
+        frames = irfft(spec.narrow(-1, 0, n_fft // 2 + 1), n=n_fft, dim=-1, norm=norm)
+    frames = frames * w
+    batch, n_frames = frames.shape[0], frames.shape[1]
+    total = n_fft + hop * (n_frames - 1)
+    idx = _frame_index(n_frames, n_fft, hop, None).reshape(-1)
+    # the window envelope: the summed squared window under each output point (no gradient)
+    env = np.zeros(total)
+    np.add.at(env, host(idx._data), np.tile(host(w.detach()._data).astype(np.float64) ** 2,
+                                            n_frames).real)
+    start = n_fft // 2 if center else 0
+    end = start + length if length is not None else (total - n_fft // 2 if center else total)
+    stop = min(end, total)
+    if np.abs(env[start:stop]).min(initial=np.inf) < 1e-11:
+        raise RuntimeError(f"{_describe_call('istft', z, n_fft, hop, win, window, **flags)} "
+                           f"window overlap add min: {np.abs(env[start:stop]).min()}")
+    y = _overlap_add(frames.reshape(batch, -1), idx.to(frames.device), total)
+    from ..creation import tensor
+    y = y[:, start:stop] / tensor(env[start:stop], dtype=y.dtype.to_real(), device=y.device)
+    if end > total:  # a requested length past the signal: zeros
+        from .movement import pad
+        y = pad(y, (0, end - total))
+    return y if batched else y.squeeze(0)
+
+
+def _overlap_add(flat: Tensor, idx: Tensor, total: int) -> Tensor:
+    """``out[:, idx[k]] += flat[:, k]``, an output of ``total`` points per row (scatter_add;
+    a complex input adds its real and imaginary parts separately)."""
+    if flat.dtype.is_complex:
+        from .complex import complex as make_complex
+        from .complex import imag
+        return make_complex(_overlap_add(real(flat), idx, total),
+                            _overlap_add(imag(flat), idx, total))
+    out = flat.new_zeros((flat.shape[0], total))
+    return out.scatter_add(1, idx.unsqueeze(0).expand(flat.shape[0], idx.shape[0]), flat)
+
+
+register("stft", stft, "fft")
+register("istft", istft, "fft")

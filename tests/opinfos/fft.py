@@ -88,3 +88,38 @@ RECORDS = [
     _shift("fftshift"),
     _shift("ifftshift"),
 ]
+
+
+def _short_time(name, kwargs_list):
+    """``stft`` (real signals) and ``istft`` (of the complex view of a real ``(freq, frames,
+    2)`` input) with torch as the oracle: ``scipy.signal``'s conventions differ (it scales by the
+    window sum), so tests/test_fft.py checks the transform against a direct NumPy framing."""
+    def call(lib):
+        def run(x, n_fft, window=None, **kw):
+            w = None if window is None else getattr(_lib(lib), window)(
+                kw.get("win_length", n_fft), dtype=x.dtype, device=x.device)
+            if name == "stft":
+                return _lib(lib).stft(x, n_fft, window=w, return_complex=True, **kw)
+            return _lib(lib).istft(_lib(lib).view_as_complex(x), n_fft, window=w, **kw)
+        return run
+    shapes = {"stft": [(20,), (2, 19)], "istft": [(5, 11, 2), (2, 5, 9, 2)]}[name]
+    forward = [Sample((uniform(shapes[k % 2], k),), kw) for k, kw in enumerate(kwargs_list)]
+    grad = [Sample((uniform(shapes[0], 9),), kwargs_list[1]),
+            Sample((uniform(shapes[1], 8),), kwargs_list[-1])]
+    cuda = [Sample((signed(shapes[0], 7),), kwargs_list[0])]
+    return OpInfo(name, "fft", sampler(forward, grad, cuda), None, DTYPES, op=call("dg"),
+                  torch=call("torch"), tol=TOL)
+
+
+RECORDS += [
+    _short_time("stft", [{"n_fft": 8}, {"n_fft": 8, "hop_length": 3, "win_length": 5,
+                                        "window": "hann_window"},
+                         {"n_fft": 6, "center": False, "normalized": True},
+                         {"n_fft": 8, "onesided": False, "pad_mode": "constant",
+                          "window": "hamming_window"}]),
+    _short_time("istft", [{"n_fft": 8, "window": "hann_window"},
+                          {"n_fft": 8, "hop_length": 2, "window": "hann_window", "length": 17},
+                          {"n_fft": 8, "normalized": True, "window": "blackman_window"},
+                          {"n_fft": 8, "hop_length": 3, "win_length": 6,
+                           "window": "hann_window"}]),
+]
