@@ -250,6 +250,8 @@ def test_inplace_ops():
      "maximum not implemented for complex tensors."),
     (lambda lib, z: lib.atan2(z, z), NotImplementedError,
      "\"atan2\" not implemented for 'ComplexFloat'"),
+    (lambda lib, z: z.sort(), RuntimeError, "Sort does not support complex dtypes on CPU"),
+    (lambda lib, z: z.topk(1), RuntimeError, "topk does not support complex dtypes on CPU"),
 ])
 def test_unsupported_ops_raise_like_torch(call, exc, msg):
     with pytest.raises(exc) as info:
@@ -309,7 +311,8 @@ def test_real_input_gradients_match_torch(name):
     "a @ b.mT", "(a.unsqueeze(0) * r.unsqueeze(1)).sum(0)", "lib.where(r > 0, a, b)",
     "lib.cat([a, r], 1)", "a.t().reshape(6)", "lib.einsum('ij,kj->ik', a, b)",
     "lib.complex(r, r * 2)", "lib.polar(r.abs(), r)", "lib.view_as_complex(r.reshape(3, 2))",
-    "a.prod(1)", "a.cumsum(1)", "a.mean(0)", "a.mH", "(a * a.conj()).real", "r.to(a.dtype) * a"])
+    "a.prod(1)", "a.cumsum(1)", "a.mean(0)", "a.mH", "(a * a.conj()).real", "r.to(a.dtype) * a",
+    "a.var(1)", "a.std()", "a.norm()", "a.norm(dim=0)", "a.var(0, correction=0)"])
 def test_gradients_match_torch(expr):
     def fn(lib):
         return lambda a, b, r: eval(expr, {"lib": lib, "a": a, "b": b, "r": r})

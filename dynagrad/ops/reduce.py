@@ -523,6 +523,9 @@ def any(input, dim=None, keepdim: bool = False) -> Tensor:
 def var(input, dim=None, *, correction=1, keepdim: bool = False, unbiased=None) -> Tensor:
     """Variance over ``dim`` with Bessel's ``correction`` (1 = unbiased, as PyTorch)."""
     x = as_tensor_arg(input, "var")
+    if x.dtype.is_complex:  # of |z - mean|^2: the real part's variance plus the imaginary's
+        kw = {"correction": correction, "keepdim": keepdim, "unbiased": unbiased}
+        return var(x.real, dim, **kw) + var(x.imag, dim, **kw)
     if not x.dtype.is_floating_point:
         raise RuntimeError(f"var: input dtype must be floating point, got {x.dtype.name}")
     if isinstance(dim, bool):  # var(x, unbiased) positional form
@@ -576,6 +579,8 @@ def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
     x = as_tensor_arg(input, "norm")
     if dtype is not None:
         x = x.to(dtype)
+    if x.dtype.is_complex:  # a norm of the magnitudes
+        x = x.abs()
     if not x.dtype.is_floating_point:
         raise RuntimeError(f"norm: input dtype should be floating point, got {x.dtype.name}")
     dims = wrap_dims(dim, x.ndim, "norm")
