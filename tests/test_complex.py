@@ -52,6 +52,30 @@ def test_dtype_objects_and_promotion():
             assert got.name == str(want).replace("torch.", ""), (a, b)
 
 
+def test_result_type_matches_torch_with_zero_dim_tensors_and_scalars():
+    names = ["bool", "uint8", "int64", "float16", "float32", "float64", "complex64",
+             "complex128"]
+    bad = []
+    for a in names:
+        for b in names:
+            for sa, sb in (((2,), ()), ((), (2,)), ((), ())):
+                mine = dg.result_type(dg.zeros(sa, dtype=getattr(dg, a)),
+                                      dg.zeros(sb, dtype=getattr(dg, b)))
+                ref = torch.result_type(torch.zeros(sa, dtype=getattr(torch, a)),
+                                        torch.zeros(sb, dtype=getattr(torch, b)))
+                # (torch's complex32, which dynagrad lacks, becomes complex64 here)
+                want = "complex64" if ref is torch.complex32 else str(ref).replace("torch.", "")
+                if mine.name != want:
+                    bad.append((a, b, sa, sb, mine, ref))
+        for s in (True, 2, 2.5, 1j):
+            mine = dg.result_type(dg.zeros(2, dtype=getattr(dg, a)), s)
+            ref = torch.result_type(torch.zeros(2, dtype=getattr(torch, a)), s)
+            want = "complex64" if ref is torch.complex32 else str(ref).replace("torch.", "")
+            if mine.name != want:
+                bad.append((a, s, mine, ref))
+    assert bad == []
+
+
 @pytest.mark.parametrize("dt,scalar,want", [
     ("int64", 1j, "complex64"), ("float32", 1j, "complex64"), ("float64", 1j, "complex128"),
     ("complex64", 2.0, "complex64"), ("complex64", 2, "complex64")])
