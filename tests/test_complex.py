@@ -373,3 +373,9 @@ def test_double_backward_through_complex_mul():
         (g.abs() ** 2).sum().backward()
         outs.append(z.grad)
     close(outs[0], outs[1].numpy())
+
+
+def test_inplace_abs_of_complex_is_refused_like_torch():
+    for lib in (dg, torch):
+        with pytest.raises(RuntimeError, match="In-place abs is not supported for complex tensors"):
+            lib.tensor([1j]).abs_()

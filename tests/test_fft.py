@@ -105,6 +105,9 @@ def test_shifts_of_integers_match_torch():
     (lambda lib, x: lib.fft.irfft(x[:, :1].to(lib.complex64)), RuntimeError,
      "Invalid number of data points (0) specified"),
     (lambda lib, x: lib.fft.fft(x.half()), RuntimeError, "Unsupported dtype Half"),
+    (lambda lib, x: lib.fft.ihfftn(x * 1j), RuntimeError,
+     "Only supports floating-point dtypes, but found: ComplexFloat"),
+    (lambda lib, x: lib.fft.hfftn(x, dim=()), RuntimeError, "hfftn must transform at least one axis"),
     (lambda lib, x: lib.fft.fft(x.sum()), IndexError,
      "Dimension specified as -1 but tensor has no dimensions"),
 ])

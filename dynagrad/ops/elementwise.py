@@ -281,6 +281,8 @@ def _complex_compute(op: Elementwise, operands: tuple, out, out_dt, ct):
         else:
             args.append(want.np.type(o))
     if op.name in complex_math.REAL_RESULT:
+        if out is not None:
+            raise RuntimeError(f"In-place {op.name} is not supported for complex tensors.")
         out_dt = out_dt.to_real()
     shape = broadcast_shapes(op.name, *(o.shape for o in tensors))
     res = complex_math.run(op.name, args)

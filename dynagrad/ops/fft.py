@@ -323,6 +323,51 @@ def ihfft(input, n=None, dim: int = -1, norm=None) -> Tensor:
     return conj(_r2c(x, (d,), _scale(norm, x.shape[d], False)))
 
 
+def hfftn(input, s=None, dim=None, norm=None) -> Tensor:
+    """The n-dimensional ``hfft``: a real spectrum from the half of a Hermitian-symmetric
+    signal (one-sided in the last dim)."""
+    return _hermitian_n(input, s, dim, norm, "hfftn")
+
+
+def hfft2(input, s=None, dim=(-2, -1), norm=None) -> Tensor:
+    """The two-dimensional ``hfft``."""
+    return _hermitian_n(input, s, dim, norm, "hfft2")
+
+
+def _hermitian_n(input, s, dim, norm, name: str) -> Tensor:
+    x = _as_complex(as_tensor_arg(input, name))
+    dims, sizes = _dims(x, s, dim, name)
+    if not dims:
+        raise RuntimeError(f"{name} must transform at least one axis")
+    n = 2 * (x.shape[dims[-1]] - 1) if s is None or s[-1] in (-1, None) else sizes[-1]
+    _check_points(n)
+    x = _resize(x, dims, sizes[:-1] + (n // 2 + 1,))
+    return _c2r(conj(x), dims, _scale(norm, math.prod(sizes[:-1]) * n, True), n)
+
+
+def ihfftn(input, s=None, dim=None, norm=None) -> Tensor:
+    """The inverse of ``hfftn``: the one-sided Hermitian spectrum of a real signal."""
+    return _inverse_hermitian_n(input, s, dim, norm, "ihfftn")
+
+
+def ihfft2(input, s=None, dim=(-2, -1), norm=None) -> Tensor:
+    """The inverse of ``hfft2``."""
+    return _inverse_hermitian_n(input, s, dim, norm, "ihfft2")
+
+
+def _inverse_hermitian_n(input, s, dim, norm, name: str) -> Tensor:
+    x = as_tensor_arg(input, name)
+    if x.dtype.is_complex:
+        raise RuntimeError(f"Only supports floating-point dtypes, but found: "
+                           f"{_type_name(x.dtype)}")
+    x = _as_real(x, name)
+    dims, sizes = _dims(x, s, dim, name)
+    if not dims:
+        raise RuntimeError(f"{name} must transform at least one axis")
+    x = _resize(x, dims, sizes)
+    return conj(_r2c(x, dims, _scale(norm, math.prod(sizes), False)))
+
+
 # --- frequencies and shifts ---------------------------------------------------------------
 
 def _frequencies(values: np.ndarray, dtype, device, requires_grad) -> Tensor:
@@ -367,7 +412,7 @@ def ifftshift(input, dim=None) -> Tensor:
 
 
 TRANSFORMS = (fft, ifft, fft2, ifft2, fftn, ifftn, rfft, irfft, rfft2, irfft2, rfftn, irfftn,
-              hfft, ihfft, fftshift, ifftshift)
+              hfft, ihfft, hfft2, ihfft2, hfftn, ihfftn, fftshift, ifftshift)
 for _fn in TRANSFORMS:
     # registered as PyTorch's internal names (torch._C._fft.fft_rfft): dg.fft is a namespace,
     # so these are neither dg.<name> nor Tensor methods

@@ -54,6 +54,18 @@ def transform(name, kwargs_list, shape, complex_input, out_kind, np_ref=None):
                   op=call("dg"), torch=call("torch"), tol=TOL, out_dtype=_out_dtype(out_kind))
 
 
+def _numpy_hfftn(z, s=None, axes=(-2, -1), norm=None):
+    """NumPy has hfft in one dimension only: the n-dimensional one is ``irfftn`` of the
+    conjugate, scaled as a forward transform (its "backward" norm is ``irfftn``'s "forward")."""
+    swap = {None: "forward", "backward": "forward", "ortho": "ortho", "forward": "backward"}
+    return np.fft.irfftn(np.conj(z), s=s, axes=axes, norm=swap[norm])
+
+
+def _numpy_ihfftn(x, s=None, axes=(-2, -1), norm=None):
+    swap = {None: "forward", "backward": "forward", "ortho": "ortho", "forward": "backward"}
+    return np.conj(np.fft.rfftn(x, s=s, axes=axes, norm=swap[norm]))
+
+
 _1D = [{}, {"n": 7, "dim": 0}, {"n": 3, "dim": 1}]
 _IRFFT_1D = [{}, {"n": 5, "dim": 0}, {"n": 8}]
 _ND = [{}, {"s": (3, 6)}, {"dim": (0, 1)}, {"s": (2, 5), "dim": (1, 0)}]
@@ -85,6 +97,10 @@ RECORDS = [
     transform("irfft2", _2D, (2, 4, 5), True, "r"),
     transform("rfftn", _ND, (4, 6), False, "c"),
     transform("irfftn", _ND, (4, 5), True, "r"),
+    transform("hfft2", _2D, (2, 4, 5), True, "r", lambda z, **kw: _numpy_hfftn(z, **kw)),
+    transform("hfftn", _ND, (4, 5), True, "r", lambda z, **kw: _numpy_hfftn(z, **kw)),
+    transform("ihfft2", _2D, (2, 4, 6), False, "c", lambda x, **kw: _numpy_ihfftn(x, **kw)),
+    transform("ihfftn", _ND, (4, 6), False, "c", lambda x, **kw: _numpy_ihfftn(x, **kw)),
     _shift("fftshift"),
     _shift("ifftshift"),
 ]
