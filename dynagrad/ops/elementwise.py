@@ -124,6 +124,7 @@ class _ElementwiseNode(Node):
     _saved = (None, None, None)
     scalars = _NO_SCALARS
     params = _NO_PARAMS
+    complex = False  # recorded by the complex path: complex_grads' formulas apply
 
     def backward(self, g):
         saved = self.saved_tensors
@@ -139,10 +140,7 @@ class _ElementwiseNode(Node):
             out.grad_fn, out._output_nr, out._requires_grad = self, 0, True
         params = self.params
         result = []
-        grads = self.op.grads
-        if g.dtype.is_complex or any(m is not None and m is not _LIKE_OUTPUT and m[1].is_complex
-                                     for m in self.meta):
-            grads = complex_grads(self.op)
+        grads = complex_grads(self.op) if self.complex else self.op.grads
         for meta, edge, fn in zip(self.meta, self.next_functions, grads):
             if meta is None or edge is None or fn is None:
                 result.append(None)
@@ -296,6 +294,7 @@ def _complex_compute(op: Elementwise, operands: tuple, out, out_dt, ct):
     if (op.node_cls is not None and grad_mode.GRAD_ENABLED[0]
             and any(t._requires_grad for t in tensors)):
         _record(op, operands, result, None)
+        result.grad_fn.complex = True
     return result
 
 
