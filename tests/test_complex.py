@@ -379,3 +379,11 @@ def test_inplace_abs_of_complex_is_refused_like_torch():
     for lib in (dg, torch):
         with pytest.raises(RuntimeError, match="In-place abs is not supported for complex tensors"):
             lib.tensor([1j]).abs_()
+
+
+def test_assert_close_compares_complex_values():
+    z = dg.tensor([1 + 1j, 2j])
+    dg.testing.assert_close(z, z.clone())
+    for other in (z.conj(), z * 1.001):
+        with pytest.raises(AssertionError, match="not close"):
+            dg.testing.assert_close(z, other)
