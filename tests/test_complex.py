@@ -387,3 +387,13 @@ def test_assert_close_compares_complex_values():
     for other in (z.conj(), z * 1.001):
         with pytest.raises(AssertionError, match="not close"):
             dg.testing.assert_close(z, other)
+
+
+def test_dlpack_and_numpy_interop():
+    t = torch.tensor([1 + 2j, 3j], dtype=torch.complex128)
+    d = dg.from_dlpack(t)
+    assert d.dtype is dg.complex128 and d.tolist() == [1 + 2j, 3j]
+    back = torch.from_dlpack(dg.tensor([1 + 2j]))
+    assert back.dtype == torch.complex64 and back.tolist() == [1 + 2j]
+    assert np.asarray(dg.tensor([1j])).dtype == np.complex64
+    assert dg.as_tensor(np.array([1j])).dtype is dg.complex128
