@@ -336,7 +336,8 @@ def test_real_input_gradients_match_torch(name):
     "lib.cat([a, r], 1)", "a.t().reshape(6)", "lib.einsum('ij,kj->ik', a, b)",
     "lib.complex(r, r * 2)", "lib.polar(r.abs(), r)", "lib.view_as_complex(r.reshape(3, 2))",
     "a.prod(1)", "a.cumsum(1)", "a.mean(0)", "a.mH", "(a * a.conj()).real", "r.to(a.dtype) * a",
-    "a.var(1)", "a.std()", "a.norm()", "a.norm(dim=0)", "a.var(0, correction=0)"])
+    "a.var(1)", "a.std()", "a.norm()", "a.norm(dim=0)", "a.var(0, correction=0)",
+    "a.cumprod(1)", "(a * (r > 0)).cumprod(1)", "(a * (r > 0)).prod(1)"])
 def test_gradients_match_torch(expr):
     def fn(lib):
         return lambda a, b, r: eval(expr, {"lib": lib, "a": a, "b": b, "r": r})
@@ -397,3 +398,23 @@ def test_dlpack_and_numpy_interop():
     assert back.dtype == torch.complex64 and back.tolist() == [1 + 2j]
     assert np.asarray(dg.tensor([1j])).dtype == np.complex64
     assert dg.as_tensor(np.array([1j])).dtype is dg.complex128
+
+
+def test_custom_function_with_complex_output_keeps_its_gradient():
+    class Square(dg.autograd.Function):
+        @staticmethod
+        def forward(ctx, z):
+            ctx.save_for_backward(z)
+            return z * z
+
+        @staticmethod
+        def backward(ctx, g):
+            (z,) = ctx.saved_tensors
+            return g * (2 * z).conj()
+    z = dg.tensor([1 + 2j, -1j], requires_grad=True)
+    out = Square.apply(z)
+    assert out.requires_grad
+    (out * dg.tensor([1 - 1j, 2j]).conj()).real.sum().backward()
+    t = torch.tensor([1 + 2j, -1j], requires_grad=True)
+    ((t * t) * torch.tensor([1 - 1j, 2j]).conj()).real.sum().backward()
+    close(z.grad, t.grad.numpy(), 1e-6)

@@ -626,6 +626,12 @@ class CumsumBackward0(Node):
 class CumprodBackward0(Node):
     def backward(self, g):
         x, out = self.saved_tensors
+        if g.dtype.is_complex:  # holomorphic: conj of the formula at conj(g) (see complex_grads)
+            from .complex import conj
+            return (conj(self._real_formula(conj(g), x, out)[0]),)
+        return self._real_formula(g, x, out)
+
+    def _real_formula(self, g, x, out):
         d = self.dim
         if x.ndim == 0:  # the scan of one element is the identity
             return (g,)
@@ -684,7 +690,7 @@ def cumprod(input, dim: int, *, dtype=None) -> Tensor:
     """Inclusive running product along ``dim``."""
     x = as_tensor_arg(input, "cumprod")
     out = _scan("cumprod", x, dim, dtype, "acc * v")
-    if x._requires_grad and grad_mode.GRAD_ENABLED[0] and out.dtype.is_floating_point:
+    if x._requires_grad and grad_mode.GRAD_ENABLED[0] and out.dtype.category >= 2:
         node = CumprodBackward0()
         node.dim = wrap_dim(dim, x.ndim, "cumprod")
         node.save(x, out)
