@@ -337,7 +337,12 @@ def test_real_input_gradients_match_torch(name):
     "lib.complex(r, r * 2)", "lib.polar(r.abs(), r)", "lib.view_as_complex(r.reshape(3, 2))",
     "a.prod(1)", "a.cumsum(1)", "a.mean(0)", "a.mH", "(a * a.conj()).real", "r.to(a.dtype) * a",
     "a.var(1)", "a.std()", "a.norm()", "a.norm(dim=0)", "a.var(0, correction=0)",
-    "a.cumprod(1)", "(a * (r > 0)).cumprod(1)", "(a * (r > 0)).prod(1)"])
+    "a.cumprod(1)", "(a * (r > 0)).cumprod(1)", "(a * (r > 0)).prod(1)",
+    # indexing and movement carry complex gradients unchanged
+    "a[lib.tensor([0, 1, 1])]", "a.gather(1, lib.tensor([[0, 2], [1, 1]]))",
+    "a.index_select(1, lib.tensor([0, 0, 2]))", "a.masked_fill(r > 0, 0)", "a.roll(1, 1)",
+    "a.flip(1)", "a.repeat(2, 1)", "lib.nn.functional.pad(a, (1, 2))", "a[:, None].expand(2, 3, 3)",
+    "a.scatter(1, lib.tensor([[0], [1]]), b[:, :1])", "a.diagonal()", "a.narrow(1, 1, 2)"])
 def test_gradients_match_torch(expr):
     def fn(lib):
         return lambda a, b, r: eval(expr, {"lib": lib, "a": a, "b": b, "r": r})
