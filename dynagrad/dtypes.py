@@ -41,11 +41,11 @@ class dtype:
     def is_complex(self) -> bool:
         return self.category == _COMPLEX
 
-    def to_real(self) -> "dtype":
+    def to_real(self) -> dtype:
         """The real dtype of a complex dtype's parts (other dtypes: themselves), as torch."""
         return _REAL_OF.get(self, self)
 
-    def to_complex(self) -> "dtype":
+    def to_complex(self) -> dtype:
         """The complex dtype whose parts are this floating dtype (complex dtypes: themselves)."""
         if self.category == _COMPLEX:
             return self
