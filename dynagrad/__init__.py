@@ -22,9 +22,9 @@ with _collection_paused():
                               is_deterministic_algorithms_warn_only_enabled,
                               use_deterministic_algorithms)
     from .device import device
-    from .dtypes import (bool_ as bool, double, float, float16, float32, float64, get_default_dtype,
-                         half, int8, int16, int32, int64, long, promote_types, result_type,
-                         set_default_dtype, short, uint8)
+    from .dtypes import (bool_ as bool, cdouble, cfloat, complex64, complex128, double, float,
+                         float16, float32, float64, get_default_dtype, half, int8, int16, int32,
+                         int64, long, promote_types, result_type, set_default_dtype, short, uint8)
     from .dtypes import dtype
     from .dtypes import int as int
     from .ops import FUNCTIONS as _FUNCTIONS
@@ -36,6 +36,9 @@ with _collection_paused():
 
     from . import nn, optim, serialization, special, utils
     from .nn.aten import *  # torch's top-level nn functions (torch.batch_norm ...)
+    from . import fft
+    from .ops.fft import (bartlett_window, blackman_window, hamming_window, hann_window,
+                          kaiser_window)
     from . import cuda, func
     from .control_flow import cond, while_loop
     from .func import vmap

@@ -45,12 +45,15 @@ def _infer_dtype(data) -> DType:
             kinds.add(("i", None))
         elif isinstance(x, numbers.Real):
             kinds.add(("f", None))
+        elif isinstance(x, numbers.Complex):
+            kinds.add(("c", None))
         else:
             raise TypeError(f"tensor(): could not infer dtype of {type(x).__name__}")
     result = None
     for kind, dt in kinds:
         d = dt if kind == "t" else {"b": dtypes.bool_, "i": dtypes.int64,
-                                    "f": dtypes.get_default_dtype()}[kind]
+                                    "f": dtypes.get_default_dtype(),
+                                    "c": dtypes.default_complex_dtype()}[kind]
         result = d if result is None else dtypes.promote_types(result, d)
     return result or dtypes.get_default_dtype()
 

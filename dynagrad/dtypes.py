@@ -12,10 +12,11 @@ import numpy as np
 __all__ = [
     "dtype", "float16", "float32", "float64", "int8", "uint8", "int16", "int32", "int64", "bool_",
     "half", "float", "double", "short", "int", "long", "promote_types", "result_type",
-    "get_default_dtype", "set_default_dtype", "from_numpy_dtype",
+    "get_default_dtype", "set_default_dtype", "from_numpy_dtype", "complex64", "complex128",
+    "cfloat", "cdouble",
 ]
 
-_BOOL, _INT, _FLOAT = 0, 1, 2  # promotion categories, ordered
+_BOOL, _INT, _FLOAT, _COMPLEX = 0, 1, 2, 3  # promotion categories, ordered
 
 
 class dtype:
@@ -38,7 +39,19 @@ class dtype:
 
     @property
     def is_complex(self) -> bool:
-        return False
+        return self.category == _COMPLEX
+
+    def to_real(self) -> dtype:
+        """The real dtype of a complex dtype's parts (other dtypes: themselves), as torch."""
+        return _REAL_OF.get(self, self)
+
+    def to_complex(self) -> dtype:
+        """The complex dtype whose parts are this floating dtype (complex dtypes: themselves)."""
+        if self.category == _COMPLEX:
+            return self
+        if self.category != _FLOAT:
+            raise RuntimeError(f"Unknown Complex ScalarType for {self.name}")
+        return _COMPLEX_OF[self]
 
     def __repr__(self) -> str:
         return f"dynagrad.{self.name}"
@@ -56,10 +69,17 @@ int8 = dtype("int8", np.int8, _INT, 0, True)
 int16 = dtype("int16", np.int16, _INT, 1, True)
 int32 = dtype("int32", np.int32, _INT, 2, True)
 int64 = dtype("int64", np.int64, _INT, 3, True)
+complex64 = dtype("complex64", np.complex64, _COMPLEX, 1, True)
+complex128 = dtype("complex128", np.complex128, _COMPLEX, 2, True)
 half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64
+cfloat, cdouble = complex64, complex128
 
-ALL = (float16, float32, float64, bool_, uint8, int8, int16, int32, int64)
+ALL = (float16, float32, float64, bool_, uint8, int8, int16, int32, int64, complex64, complex128)
+# a complex dtype's parts; float16 has no complex dtype here (PyTorch's complex32 is not
+# supported), so its complex form is complex64, the smallest that holds it
+_REAL_OF = {complex64: float32, complex128: float64}
+_COMPLEX_OF = {float16: complex64, float32: complex64, float64: complex128}
 # Kernels compile for few dtypes (each one is a Numba compile): narrow types compute in a wide one
 # and the result is cast back, which wraps integers exactly like PyTorch's narrow arithmetic.
 float16.compute = float32
@@ -88,8 +108,10 @@ def _promote_pair(a: dtype, b: dtype) -> dtype:
         return a
     if a.category != b.category:
         hi, lo = (a, b) if a.category > b.category else (b, a)
+        if hi.category == _COMPLEX and lo.category == _FLOAT:  # float64 + complex64: complex128
+            return _COMPLEX_OF[lo] if lo.rank > hi.rank else hi
         return hi
-    if a.category == _FLOAT:
+    if a.category >= _FLOAT:
         return a if a.rank > b.rank else b
     if a.category == _BOOL:
         return a
@@ -123,12 +145,20 @@ def set_default_dtype(d: dtype) -> None:
     _default_float = d
 
 
+def default_complex_dtype() -> dtype:
+    """The complex dtype of Python complex numbers: complex128 when the default float dtype is
+    float64, else complex64 (as PyTorch)."""
+    return complex128 if _default_float is float64 else complex64
+
+
 def scalar_dtype(value) -> dtype:
     """The dtype a Python scalar takes part in promotion with."""
     if isinstance(value, (bool, np.bool_)):
         return bool_
     if isinstance(value, (builtins_int, np.integer)):
         return int64
+    if isinstance(value, (complex, np.complexfloating)):
+        return default_complex_dtype()
     return _default_float
 
 
@@ -136,7 +166,11 @@ def _combine(higher, lower):
     """PyTorch's combine_categories: a lower-priority group only lifts the category."""
     if higher is None:
         return lower
-    if lower is None or higher.category == _FLOAT:
+    if lower is None or higher.category == _COMPLEX:
+        return higher
+    if lower.category == _COMPLEX:  # a float tensor keeps its precision: float64 * 1j: complex128
+        return _COMPLEX_OF[higher] if higher.category == _FLOAT else lower
+    if higher.category == _FLOAT:
         return higher
     if higher is bool_ or lower.category == _FLOAT:
         return _PROMOTE[(higher, lower)]

@@ -32,7 +32,7 @@ __all__ = ["from_dlpack"]
 
 _KDL_CPU, _KDL_CUDA = 1, 2
 # DLPack data type codes
-_KDL_INT, _KDL_UINT, _KDL_FLOAT, _KDL_BOOL = 0, 1, 2, 6
+_KDL_INT, _KDL_UINT, _KDL_FLOAT, _KDL_COMPLEX, _KDL_BOOL = 0, 1, 2, 5, 6
 
 
 class _DLDevice(ctypes.Structure):
@@ -140,7 +140,8 @@ def _foreign(ptr: int, shape: tuple, strides: tuple, dtype: np.dtype, device_ind
 
 # --- DLPack --------------------------------------------------------------------------------------
 
-_DL_CODES = {"f": _KDL_FLOAT, "i": _KDL_INT, "u": _KDL_UINT, "b": _KDL_BOOL}
+_DL_CODES = {"f": _KDL_FLOAT, "i": _KDL_INT, "u": _KDL_UINT, "b": _KDL_BOOL,
+             "c": _KDL_COMPLEX}
 _NP_KINDS = {v: k for k, v in _DL_CODES.items()}
 _exports: dict = {}  # address of a DLManagedTensor -> what it keeps alive until its deleter runs
 

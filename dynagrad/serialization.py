@@ -51,7 +51,10 @@ _MAX_HEADER = 100_000_000
 
 _CODE_BY_DTYPE = {dtypes.float16: "F16", dtypes.float32: "F32", dtypes.float64: "F64",
                   dtypes.bool_: "BOOL", dtypes.uint8: "U8", dtypes.int8: "I8",
-                  dtypes.int16: "I16", dtypes.int32: "I32", dtypes.int64: "I64"}
+                  dtypes.int16: "I16", dtypes.int32: "I32", dtypes.int64: "I64",
+                  # safetensors' C64; it has no code for complex128, so C128 is ours (a file
+                  # holding one loads here, not in safetensors)
+                  dtypes.complex64: "C64", dtypes.complex128: "C128"}
 _DTYPE_BY_CODE = {v: k for k, v in _CODE_BY_DTYPE.items()}
 
 

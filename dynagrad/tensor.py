@@ -142,9 +142,9 @@ class Tensor:
             raise RuntimeError("you can only change requires_grad flags of leaf variables. If you "
                                "want to use a computed variable in a subgraph that doesn't require "
                                "differentiation use var_no_grad = var.detach().")
-        if value and not self.dtype.is_floating_point:
-            raise RuntimeError(f"only Tensors of floating point dtype can require gradients "
-                               f"(got {self.dtype.name})")
+        if value and not (self.dtype.is_floating_point or self.dtype.is_complex):
+            raise RuntimeError(f"only Tensors of floating point and complex dtype can require "
+                               f"gradients (got {self.dtype.name})")
         self._requires_grad = value
 
     @property
@@ -182,7 +182,7 @@ class Tensor:
         return self.dtype.is_floating_point
 
     def is_complex(self) -> bool:
-        return False
+        return self.dtype.is_complex
 
     # --- autograd helpers ------------------------------------------------------------------
     def detach(self) -> "Tensor":
@@ -271,8 +271,11 @@ class Tensor:
     def __int__(self) -> int:
         return int(self.item())
 
+    def __complex__(self) -> complex:
+        return complex(self.item())
+
     def __index__(self) -> int:
-        if self.dtype.is_floating_point or self._data.size != 1:
+        if self.dtype.category >= 2 or self._data.size != 1:  # (float or complex)
             raise TypeError("only integer tensors of a single element can be converted to an index")
         return int(self.item())
 

@@ -66,6 +66,23 @@ class _Formatter:
         return (self.max_width - len(ret)) * " " + ret
 
 
+class _ComplexFormatter:
+    """PyTorch's complex printing: the real and the imaginary parts each have their own formatter
+    (``1.5000+2.j``); ``max_width`` counts both parts and the ``j``."""
+
+    def __init__(self, arr: np.ndarray):
+        self.real, self.imag = _Formatter(arr.real), _Formatter(arr.imag)
+        self.max_width = self.real.max_width + self.imag.max_width + 1
+
+    def format(self, value) -> str:
+        imag = (self.imag.format(value.imag) + "j").lstrip()
+        return self.real.format(value.real) + (imag if imag[0] in "+-" else "+" + imag)
+
+
+def _formatter(arr: np.ndarray):
+    return _ComplexFormatter(arr) if arr.dtype.kind == "c" else _Formatter(arr)
+
+
 def _summarized(arr: np.ndarray) -> np.ndarray:
     """Only the elements a summarised print shows (the formatter is built from these)."""
     if arr.ndim == 0:
@@ -134,10 +151,11 @@ def tensor_repr(t) -> str:
             suffixes.append(f"dtype={t.dtype!r}")
         body = "[]"
     else:
-        if t.dtype not in (dtypes.get_default_dtype(), dtypes.int64, dtypes.bool_):
+        if t.dtype not in (dtypes.get_default_dtype(), dtypes.default_complex_dtype(),
+                           dtypes.int64, dtypes.bool_):
             suffixes.append(f"dtype={t.dtype!r}")
         summarize = arr.size > THRESHOLD
-        fmt = _Formatter(_summarized(arr) if summarize else arr)
+        fmt = _formatter(_summarized(arr) if summarize else arr)
         body = _array_str(arr, indent, summarize, fmt)
     if t.grad_fn is not None:
         suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")

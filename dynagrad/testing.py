@@ -12,7 +12,8 @@ from .kernels.buffers import host
 from .tensor import Tensor
 
 # (rtol, atol) by dtype, as torch.testing.assert_close
-_TOLERANCES = {"float16": (1e-3, 1e-5), "float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7)}
+_TOLERANCES = {"float16": (1e-3, 1e-5), "float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7),
+               "complex64": (1.3e-6, 1e-5), "complex128": (1e-7, 1e-7)}
 
 
 def assert_close(actual, expected, *, rtol: float | None = None, atol: float | None = None,
@@ -38,13 +39,15 @@ def assert_close(actual, expected, *, rtol: float | None = None, atol: float | N
         rtol, atol = (max(pair) for pair in zip(_TOLERANCES.get(a.dtype.name, (0.0, 0.0)),
                                                  _TOLERANCES.get(e.dtype.name, (0.0, 0.0))))
     if a.dtype.kind in "biu" and e.dtype.kind in "biu":
-        bad = a != e
-    else:
         a64, e64 = a.astype(np.float64), e.astype(np.float64)
+        bad = a != e
+    else:  # (complex values compare as complex: |a - e| is the distance in the plane)
+        wide = np.complex128 if "c" in (a.dtype.kind, e.dtype.kind) else np.float64
+        a64, e64 = a.astype(wide), e.astype(wide)
         bad = ~np.isclose(a64, e64, rtol=rtol, atol=atol, equal_nan=equal_nan)
     if bad.any():
         n = int(bad.sum())
-        diff = np.abs(a.astype(np.float64) - e.astype(np.float64))[bad]
+        diff = np.abs(a64 - e64)[bad]
         raise AssertionError(msg or f"Tensor-likes are not close!\n\nMismatched elements: {n} / "
                              f"{a.size} ({100.0 * n / max(a.size, 1):.1f}%)\nGreatest absolute "
                              f"difference: {diff.max()} (up to {atol} allowed)\n"

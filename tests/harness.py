@@ -51,7 +51,8 @@ def assert_values(actual, expected, dtype=None, tol=None, what=""):
         np.testing.assert_array_equal(got, exp.astype(got.dtype), err_msg=what)
     else:
         rtol, atol = rtol_atol
-        np.testing.assert_allclose(got.astype(np.float64), exp, rtol=rtol, atol=atol,
+        wide = np.complex128 if got.dtype.kind == "c" else np.float64
+        np.testing.assert_allclose(got.astype(wide), exp, rtol=rtol, atol=atol,
                                    equal_nan=True, err_msg=what)
 
 
@@ -311,7 +312,8 @@ def assert_matches_torch(ours, theirs, tol, what=""):
     for k, (o, t) in enumerate(zip(ours, theirs)):
         assert o.dtype.name == str(t.dtype).removeprefix("torch."), \
             f"{what} output {k}: dtype {o.dtype}, torch {t.dtype}"
-        assert_values(o, t.detach().numpy(), None, tol, f"{what} output {k} vs torch")
+        assert_values(o, t.detach().resolve_conj().numpy(), None, tol,
+                      f"{what} output {k} vs torch")
 
 
 def check_inplace(info, sample, dtype, out):
@@ -369,7 +371,8 @@ def assert_gradients_match_torch(info, call, fn, what):
     rtol, atol = info.grad_tol[call.dtype.name]
     for k, (x, tx) in enumerate(zip(call.inputs, torch_inputs)):
         ours = np.zeros(tuple(x.shape)) if x.grad is None else x.grad.numpy()
-        theirs = np.zeros(tuple(tx.shape)) if tx.grad is None else tx.grad.numpy()
+        theirs = np.zeros(tuple(tx.shape)) if tx.grad is None else \
+            tx.grad.resolve_conj().numpy(force=True)
         np.testing.assert_allclose(ours, theirs, rtol=rtol, atol=atol,
                                    err_msg=f"{what} input {k}")
 
@@ -379,7 +382,8 @@ def run_with_loss(fn, sample, dtype, device):
     outputs, and the gradients of that sum with respect to the float inputs."""
     call = Call(sample, dtype, device, requires_grad=True)
     outs = _outputs(call.apply(fn))
-    floats = [o for o in outs if o.requires_grad]
+    # (a complex output enters the loss by its real and imaginary parts)
+    floats = [dg.view_as_real(o) if o.is_complex() else o for o in outs if o.requires_grad]
     loss = None
     if floats:
         rng = np.random.default_rng(1)

@@ -257,6 +257,8 @@ def _accumulate(t, g, create_graph: bool, taken: set) -> None:
     if g is None:
         return
     if g.dtype is not t.dtype:
+        if g.dtype.is_complex and not t.dtype.is_complex:  # a real leaf: the real part
+            g = g.real
         g = g.to(t.dtype)
     current = t._grad
     if current is None:

@@ -304,9 +304,10 @@ class Function:
                             and id(o) not in dirty_ids else o for o in outputs)
             tensors = [o for o in outputs if isinstance(o, Tensor)]
             record(ctx, tensor_args, tensors)
-            # integer outputs (indices, counts) can never carry gradient, marked or not
+            # integer outputs (indices, counts) can never carry gradient, marked or not (float
+            # and complex ones can: dtype categories 2 and 3)
             for t in list(ctx._non_differentiable) + [t for t in tensors
-                                                      if not t.dtype.is_floating_point]:
+                                                      if t.dtype.category < 2]:
                 t._requires_grad = False
                 t.grad_fn = None
         return outputs[0] if single else outputs

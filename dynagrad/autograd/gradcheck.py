@@ -23,6 +23,17 @@ def _outputs(fn, inputs) -> tuple:
     return tuple(out) if isinstance(out, (tuple, list)) else (out,)
 
 
+def _real_outputs(func):
+    """``func`` with each complex output as two real ones, its real and imaginary parts (the
+    Jacobian of a complex output is that of the pair)."""
+    def fn(*args):
+        res = []
+        for o in _outputs(func, args):
+            res.extend((o.real, o.imag) if o.dtype.is_complex else (o,))
+        return tuple(res)
+    return fn
+
+
 def _numerical_jacobian(fn, inputs, k, out_index, eps) -> np.ndarray:
     x = inputs[k]
     flat = x._data.reshape(-1)  # inputs are contiguous float64 leaves here
@@ -69,7 +80,7 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
                           "check may fail from rounding alone")
         if not inputs[k].is_contiguous():
             raise GradcheckError(f"gradcheck: input {k} must be contiguous")
-    fn = func
+    fn = _real_outputs(func)
     n_out = len(_outputs(fn, inputs))
     for oi in range(n_out):
         out = _outputs(fn, inputs)[oi]

@@ -30,7 +30,8 @@ from ..tensor import TENSOR_TYPES, Tensor, _new, _wrap
 from ..layout import empty_in_order, in_c_order, input_dim_order, output_dim_order
 from ..shapes import broadcast_shapes
 from .placement import common_device
-from ..kernels.buffers import host
+from ..kernels.buffers import host, move_array
+from ..kernels import complex_math
 from .registry import REGISTRY, register
 
 _CATEGORY = {0: "b", 1: "i", 2: "f"}
@@ -94,7 +95,7 @@ class Elementwise:
         if rule == "promote":
             return rt, rt.compute
         if rule == "float":
-            out = rt if rt.is_floating_point else dtypes.get_default_dtype()
+            out = rt if rt.is_floating_point or rt.is_complex else dtypes.get_default_dtype()
             return out, out.compute
         if rule == "compare":
             return bool_, rt.compute
@@ -123,6 +124,7 @@ class _ElementwiseNode(Node):
     _saved = (None, None, None)
     scalars = _NO_SCALARS
     params = _NO_PARAMS
+    complex = False  # recorded by the complex path: complex_grads' formulas apply
 
     def backward(self, g):
         saved = self.saved_tensors
@@ -138,7 +140,8 @@ class _ElementwiseNode(Node):
             out.grad_fn, out._output_nr, out._requires_grad = self, 0, True
         params = self.params
         result = []
-        for meta, edge, fn in zip(self.meta, self.next_functions, self.op.grads):
+        grads = complex_grads(self.op) if self.complex else self.op.grads
+        for meta, edge, fn in zip(self.meta, self.next_functions, grads):
             if meta is None or edge is None or fn is None:
                 result.append(None)
                 continue
@@ -149,15 +152,40 @@ class _ElementwiseNode(Node):
             shape, dt = meta
             if gi._data.shape != shape:
                 gi = sum_to(gi, shape)
+            if gi.dtype.is_complex and not dt.is_complex:  # a real input: the real part
+                gi = gi.real
             if gi.dtype is not dt:
                 gi = gi.to(dt)
             result.append(gi)
         return tuple(result)
 
 
+# op name -> its gradient formulas for complex operands where the rule below does not hold
+# (set by the modules that define them: ops.complex gives abs its g * sgn(x))
+COMPLEX_GRADS: dict = {}
+
+
+def complex_grads(op: Elementwise) -> tuple:
+    """``op``'s gradient formulas for complex operands, in PyTorch's convention (the conjugate
+    Wirtinger derivative). For a holomorphic op whose real formula is ``g * f'(x)`` the complex
+    one is ``g * conj(f'(z))`` = ``conj(formula(conj(g), ...))``: each formula is wrapped so."""
+    grads = COMPLEX_GRADS.get(op.name)
+    if grads is None:
+        from .complex import conj
+
+        def wrapped(fn):
+            if fn is None:
+                return None
+            return lambda g, *args, **kw: conj(fn(conj(g), *args, **kw))
+        grads = COMPLEX_GRADS[op.name] = tuple(wrapped(fn) for fn in op.grads)
+    return grads
+
+
 def compute(op: Elementwise, operands: tuple, params: dict | None = None, out: Tensor | None = None):
     """Run ``op`` on tensors / Python scalars and record its gradient node when needed."""
     out_dt, ct = op.dtypes_for(operands)
+    if ct.is_complex:  # NumPy on the host buffers (see kernels.complex_math)
+        return _complex_compute(op, operands, out, out_dt, ct)
     expr = op.expr_for(ct)
     if expr is None:
         raise TypeError(f"{op.name}: not supported for dtype {ct.name} (got "
@@ -232,6 +260,41 @@ def compute(op: Elementwise, operands: tuple, params: dict | None = None, out: T
             if t._requires_grad:
                 _record(op, operands, result, params)
                 break
+    return result
+
+
+def _complex_compute(op: Elementwise, operands: tuple, out, out_dt, ct):
+    """``compute`` for a complex compute dtype: ``kernels.complex_math``'s NumPy function on the
+    host buffers (a CUDA operand makes a host round trip)."""
+    if op.name not in complex_math.FUNCTIONS:
+        raise complex_math.refusal(op.name, ct.name)
+    tensors = [o for o in operands if isinstance(o, Tensor)]
+    on_gpu = common_device(op.name, tensors)
+    args = []
+    for i, o in enumerate(operands):
+        want = bool_ if op.rule == "where" and i == 0 else ct
+        if isinstance(o, Tensor):
+            a = host(o._data)
+            args.append(a if o.dtype is want else a.astype(want.np))
+        else:
+            args.append(want.np.type(o))
+    if op.name in complex_math.REAL_RESULT:
+        if out is not None:
+            raise RuntimeError(f"In-place {op.name} is not supported for complex tensors.")
+        out_dt = out_dt.to_real()
+    shape = broadcast_shapes(op.name, *(o.shape for o in tensors))
+    res = complex_math.run(op.name, args)
+    res = np.asarray(res, dtype=out_dt.np, order="C")
+    if out is not None:
+        _check_inplace(op.name, out, out_dt, shape, operands)
+        backend(out._data).copy(res, out._data)
+        out._vc[0] += 1
+        return out
+    result = _wrap(res if on_gpu is None else move_array(res, on_gpu), out_dt)
+    if (op.node_cls is not None and grad_mode.GRAD_ENABLED[0]
+            and any(t._requires_grad for t in tensors)):
+        _record(op, operands, result, None)
+        result.grad_fn.complex = True
     return result
 
 

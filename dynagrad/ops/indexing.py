@@ -839,6 +839,8 @@ def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = 
         [0, 2, 1]
     """
     x = as_tensor_arg(input, "sort")
+    if x.dtype.is_complex:  # (complex numbers have no order)
+        raise RuntimeError("Sort does not support complex dtypes on CPU")
     if x.ndim == 0:
         return values_indices["sort"](x.clone(), _wrap(
             move_array(np.zeros((), np.int64), _where(x)), int64))
@@ -856,6 +858,8 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
     """The ``k`` largest (or smallest) entries along ``dim`` and their indices (always sorted;
     ties keep their original order)."""
     x = as_tensor_arg(input, "topk")
+    if x.dtype.is_complex:  # (complex numbers have no order)
+        raise RuntimeError("topk does not support complex dtypes on CPU")
     d = wrap_dim(dim, x.ndim, "topk")
     size = x.shape[d] if x.ndim else 1
     if not 0 <= k <= size:

@@ -18,6 +18,7 @@ from ..autograd.function import edge_of, node_class, record
 from ..dtypes import float32, float64
 from ..errors import describe
 from ..kernels.backend import backend
+from ..kernels.buffers import host, move_array
 from ..tensor import TENSOR_TYPES, Tensor, _wrap
 from ._util import as_tensor_arg
 from ..shapes import broadcast_shapes
@@ -49,6 +50,13 @@ def _matmul_shape(op: str, a: Tensor, b: Tensor) -> tuple:
 
 
 def _matmul_back(node, g):
+    if g.dtype.is_complex:  # holomorphic: conj of the formula at conj(g) (g @ b^H, a^H @ g)
+        from .complex import conj
+        return tuple(None if gi is None else conj(gi) for gi in _real_matmul_back(node, conj(g)))
+    return _real_matmul_back(node, g)
+
+
+def _real_matmul_back(node, g):
     a, b = node.saved_tensors
     a2 = a if a.ndim > 1 else a.unsqueeze(0)
     b2 = b if b.ndim > 1 else b.unsqueeze(-1)
@@ -95,8 +103,12 @@ def _product(op: str, node_cls, a: Tensor, b: Tensor) -> Tensor:
     _check_same_dtype(op, a, b)
     _matmul_shape(op, a, b)
     ad, bd = a._data, b._data
-    common_device(op, (a, b))
-    out = _wrap(backend(ad).matmul(ad, bd), a.dtype)
+    on_gpu = common_device(op, (a, b))
+    if on_gpu is not None and a.dtype.is_complex:  # no complex CUDA GEMM: a host round trip
+        out = _wrap(move_array(_c_array(np.matmul(host(ad), host(bd)), a.dtype), on_gpu),
+                    a.dtype)
+    else:
+        out = _wrap(backend(ad).matmul(ad, bd), a.dtype)
     if grad_mode.GRAD_ENABLED[0] and (a._requires_grad or b._requires_grad):
         node = node_cls()
         node.save(a, b)
@@ -215,6 +227,13 @@ def _parse_einsum(equation: str, operands) -> tuple:
 
 
 def _einsum_back(node, g):
+    if g.dtype.is_complex:  # multilinear: conj of the formula at conj(g) (see _matmul_back)
+        from .complex import conj
+        return tuple(None if gi is None else conj(gi) for gi in _real_einsum_back(node, conj(g)))
+    return _real_einsum_back(node, g)
+
+
+def _real_einsum_back(node, g):
     subs, out_sub = node.subs, node.out_sub
     ops = node.saved_tensors
     grads = []

@@ -471,6 +471,8 @@ def _tracked_copy(input: Tensor, data) -> Tensor:
 
 def _to_back(node, g):
     """Back to the source's dtype and device (the node of both dtype and device copies)."""
+    if g.dtype.is_complex and not node.src_dtype.is_complex:  # a real source: the real part
+        g = g.real
     return (g.to(node.src_device, node.src_dtype),)
 
 
@@ -478,8 +480,14 @@ def to_dtype(input: Tensor, dtype, copy: bool = False) -> Tensor:
     """Convert to ``dtype`` (float->int truncates toward zero)."""
     if dtype is input.dtype:
         return clone(input) if copy else input
-    out = _wrap(input._data.astype(dtype.np), dtype)
-    if _tracks(input) and dtype.is_floating_point:
+    src = input._data
+    if input.dtype.is_complex and not dtype.is_complex:  # the real parts, as PyTorch (warned)
+        import warnings
+        warnings.warn("Casting complex values to real discards the imaginary part", UserWarning,
+                      stacklevel=3)
+        src = src[..., None].view(input.dtype.to_real().np)[..., 0]
+    out = _wrap(src.astype(dtype.np), dtype)
+    if _tracks(input) and (dtype.is_floating_point or dtype.is_complex):
         _attach("ToCopyBackward0", input, out, _to_back, src_dtype=input.dtype,
                 src_device=input.device)
     return out

@@ -30,7 +30,7 @@ from ..tensor import TENSOR_TYPES, Tensor, _new, _wrap
 from ._util import as_tensor_arg
 from ..shapes import wrap_dim, wrap_dims
 from .movement import _broadcast_view
-from ..kernels.buffers import contiguous, device_index, is_host, move_array
+from ..kernels.buffers import contiguous, device_index, host, is_host, move_array
 from .registry import register
 
 values_indices = {name: namedtuple(name, ["values", "indices"])
@@ -85,6 +85,8 @@ def _fold(x: Tensor, dims: tuple, kind: str, out_dtype, compute_dtype) -> np.nda
     arr = x._data
     if x.dtype is not compute_dtype:
         arr = arr.astype(compute_dtype.np)
+    if compute_dtype.is_complex:  # NumPy on the host buffer (a host round trip on CUDA)
+        return _complex_fold(arr, dims, kind, out_dtype)
     cat = "b" if compute_dtype is bool_ else ("f" if compute_dtype.is_floating_point else "i")
     init, combine, final = _FOLDS[kind][cat]
     if kind in ("sum", "prod", "sumsq"):
@@ -96,6 +98,16 @@ def _fold(x: Tensor, dims: tuple, kind: str, out_dtype, compute_dtype) -> np.nda
     res = backend(x3).reduce_axis(x3, 1, (init, combine, final, acc), out_np)
     res = res.reshape(kept)
     return res if res.dtype == out_dtype.np else res.astype(out_dtype.np)
+
+
+def _complex_fold(arr, dims: tuple, kind: str, out_dtype) -> np.ndarray:
+    """``_fold`` of a complex buffer: NumPy's sum or product on the host (complex ops do not go
+    through the generated kernels: see ``kernels.complex_math``)."""
+    fold = {"sum": np.sum, "prod": np.prod}.get(kind)
+    if fold is None:
+        raise RuntimeError(f"{kind}: not supported for complex tensors")
+    res = np.asarray(fold(host(arr), axis=dims), dtype=out_dtype.np, order="C")
+    return move_array(res, device_index(arr))
 
 
 def _expand_back(g: Tensor, shape: tuple, dims: tuple, keepdim: bool) -> Tensor:
@@ -149,10 +161,15 @@ class MeanBackward0(SumBackward0):
         return super().backward(g)
 
 
+def _fold_dtype(out_dt):
+    """The dtype sums and products accumulate in: the output's (float, complex) or int64."""
+    return out_dt.compute if out_dt.is_floating_point or out_dt.is_complex else int64
+
+
 def _sum_dtype(x: Tensor, dtype):
     if dtype is not None:
         return dtype
-    return int64 if not x.dtype.is_floating_point else x.dtype
+    return x.dtype if x.dtype.is_floating_point or x.dtype.is_complex else int64
 
 
 _F32, _F64 = dtypes.float32, dtypes.float64
@@ -228,11 +245,11 @@ def _sum_dims(input, dim, keepdim: bool, dtype) -> Tensor:
     x = as_tensor_arg(input, "sum")
     dims = wrap_dims(dim, x.ndim, "sum")
     out_dt = _sum_dtype(x, dtype)
-    res = _fold(x, dims, "sum", out_dt, out_dt.compute if out_dt.is_floating_point else int64)
+    res = _fold(x, dims, "sum", out_dt, _fold_dtype(out_dt))
     if keepdim:
         res = res.reshape(_keep_shape(x.shape, dims))
     out = _wrap(res, out_dt)
-    if x._requires_grad and grad_mode.GRAD_ENABLED[0] and out_dt.is_floating_point:
+    if x._requires_grad and grad_mode.GRAD_ENABLED[0] and out_dt.category >= 2:  # float, complex
         node = SumBackward0()
         node.shape, node.dims, node.keepdim = tuple(x.shape), dims, keepdim
         record(node, (x,), (out,))
@@ -257,7 +274,7 @@ def mean(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
             return out
     x = as_tensor_arg(input, "mean")
     out_dt = dtype or x.dtype
-    if not out_dt.is_floating_point:
+    if not (out_dt.is_floating_point or out_dt.is_complex):
         raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a "
                            f"floating point or complex dtype. Got: {x.dtype.name}")
     if x.dtype is not out_dt:
@@ -284,11 +301,17 @@ def mean(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
 class ProdBackward0(Node):
     def backward(self, g):
         x, out = self.saved_tensors
+        if g.dtype.is_complex:  # holomorphic: conj of the formula at conj(g) (see complex_grads)
+            from .complex import conj
+            return (conj(self._real_formula(conj(g), x, out)),)
+        return (self._real_formula(g, x, out),)
+
+    def _real_formula(self, g, x, out):
         dims, keepdim = self.dims, self.keepdim
         if not bool((x == 0).any()):
             return (_expand_back(g, x.shape, dims, True if keepdim else False) *
-                    _expand_back(out, x.shape, dims, keepdim) / x,)
-        return (_prod_grad_with_zeros(x, g, dims, keepdim),)
+                    _expand_back(out, x.shape, dims, keepdim) / x)
+        return _prod_grad_with_zeros(x, g, dims, keepdim)
 
 
 def _prod_grad_with_zeros(x: Tensor, g: Tensor, dims: tuple, keepdim: bool) -> Tensor:
@@ -322,11 +345,11 @@ def prod(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
         raise TypeError(f"prod: dim must be an int, got {dim!r}")
     dims = wrap_dims(dim, x.ndim, "prod")
     out_dt = _sum_dtype(x, dtype)
-    res = _fold(x, dims, "prod", out_dt, out_dt.compute if out_dt.is_floating_point else int64)
+    res = _fold(x, dims, "prod", out_dt, _fold_dtype(out_dt))
     if keepdim:
         res = res.reshape(_keep_shape(x.shape, dims))
     out = _wrap(res, out_dt)
-    if x._requires_grad and grad_mode.GRAD_ENABLED[0] and out_dt.is_floating_point:
+    if x._requires_grad and grad_mode.GRAD_ENABLED[0] and out_dt.category >= 2:  # float, complex
         node = ProdBackward0()
         node.dims, node.keepdim = dims, keepdim
         node.save(x, out)
@@ -500,6 +523,9 @@ def any(input, dim=None, keepdim: bool = False) -> Tensor:
 def var(input, dim=None, *, correction=1, keepdim: bool = False, unbiased=None) -> Tensor:
     """Variance over ``dim`` with Bessel's ``correction`` (1 = unbiased, as PyTorch)."""
     x = as_tensor_arg(input, "var")
+    if x.dtype.is_complex:  # of |z - mean|^2: the real part's variance plus the imaginary's
+        kw = {"correction": correction, "keepdim": keepdim, "unbiased": unbiased}
+        return var(x.real, dim, **kw) + var(x.imag, dim, **kw)
     if not x.dtype.is_floating_point:
         raise RuntimeError(f"var: input dtype must be floating point, got {x.dtype.name}")
     if isinstance(dim, bool):  # var(x, unbiased) positional form
@@ -553,6 +579,8 @@ def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
     x = as_tensor_arg(input, "norm")
     if dtype is not None:
         x = x.to(dtype)
+    if x.dtype.is_complex:  # a norm of the magnitudes
+        x = x.abs()
     if not x.dtype.is_floating_point:
         raise RuntimeError(f"norm: input dtype should be floating point, got {x.dtype.name}")
     dims = wrap_dims(dim, x.ndim, "norm")
@@ -598,6 +626,12 @@ class CumsumBackward0(Node):
 class CumprodBackward0(Node):
     def backward(self, g):
         x, out = self.saved_tensors
+        if g.dtype.is_complex:  # holomorphic: conj of the formula at conj(g) (see complex_grads)
+            from .complex import conj
+            return (conj(self._real_formula(conj(g), x, out)[0]),)
+        return self._real_formula(g, x, out)
+
+    def _real_formula(self, g, x, out):
         d = self.dim
         if x.ndim == 0:  # the scan of one element is the identity
             return (g,)
@@ -626,7 +660,12 @@ def _onehot_along(x: Tensor, d: int, i: int) -> Tensor:
 
 def _scan(op: str, x: Tensor, dim: int, dtype, combine: str) -> Tensor:
     d = wrap_dim(dim, x.ndim, op)
-    out_dt = dtype or (x.dtype if x.dtype.is_floating_point else int64)
+    out_dt = dtype or _sum_dtype(x, None)
+    if out_dt.is_complex:  # NumPy's scan on the host buffer (see _complex_fold)
+        fn = np.cumsum if combine == "acc + v" else np.cumprod
+        res = np.asarray(fn(host(x._data).astype(out_dt.np), axis=d if x.ndim else None),
+                         order="C").reshape(x.shape)
+        return _wrap(move_array(res, device_index(x._data)), out_dt)
     arr = x._data.astype(out_dt.compute.np) if x.dtype.compute is not out_dt.compute or \
         x.dtype is not x.dtype.compute else x._data
     if x.ndim == 0:
@@ -640,7 +679,7 @@ def cumsum(input, dim: int, *, dtype=None) -> Tensor:
     """Inclusive running sum along ``dim``."""
     x = as_tensor_arg(input, "cumsum")
     out = _scan("cumsum", x, dim, dtype, "acc + v")
-    if x._requires_grad and grad_mode.GRAD_ENABLED[0] and out.dtype.is_floating_point:
+    if x._requires_grad and grad_mode.GRAD_ENABLED[0] and out.dtype.category >= 2:
         node = CumsumBackward0()
         node.dim = wrap_dim(dim, x.ndim, "cumsum")
         record(node, (x,), (out,))
@@ -651,7 +690,7 @@ def cumprod(input, dim: int, *, dtype=None) -> Tensor:
     """Inclusive running product along ``dim``."""
     x = as_tensor_arg(input, "cumprod")
     out = _scan("cumprod", x, dim, dtype, "acc * v")
-    if x._requires_grad and grad_mode.GRAD_ENABLED[0] and out.dtype.is_floating_point:
+    if x._requires_grad and grad_mode.GRAD_ENABLED[0] and out.dtype.category >= 2:
         node = CumprodBackward0()
         node.dim = wrap_dim(dim, x.ndim, "cumprod")
         node.save(x, out)

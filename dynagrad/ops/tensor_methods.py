@@ -23,7 +23,7 @@ from .placement import to_device
 
 def _operand(x):
     """Operators accept tensors, Python numbers and NumPy arrays; anything else is not ours."""
-    if isinstance(x, (Tensor, int, float, bool, np.number, np.bool_)):
+    if isinstance(x, (Tensor, int, float, complex, bool, np.number, np.bool_)):
         return x
     if isinstance(x, (np.ndarray, list, tuple)):
         from ..creation import tensor
@@ -169,7 +169,8 @@ _LEGACY_TYPE_NAMES = {  # PyTorch's legacy tensor type names, e.g. x.type() == '
     "float16": "dynagrad.HalfTensor", "float32": "dynagrad.FloatTensor",
     "float64": "dynagrad.DoubleTensor", "uint8": "dynagrad.ByteTensor",
     "int8": "dynagrad.CharTensor", "int16": "dynagrad.ShortTensor", "int32": "dynagrad.IntTensor",
-    "int64": "dynagrad.LongTensor", "bool": "dynagrad.BoolTensor"}
+    "int64": "dynagrad.LongTensor", "bool": "dynagrad.BoolTensor",
+    "complex64": "dynagrad.ComplexFloatTensor", "complex128": "dynagrad.ComplexDoubleTensor"}
 
 
 def _type(self, dtype=None, non_blocking=False):
@@ -182,8 +183,8 @@ tensor_method("type", _type)
 tensor_method("T", property(lambda self: self.permute(tuple(reversed(range(self.ndim))))))
 tensor_method("mT", property(lambda self: transpose(self, -2, -1) if self.ndim >= 2
                              else _mt_error(self)))
-tensor_method("H", Tensor.T)
-tensor_method("mH", Tensor.mT)
+tensor_method("H", property(lambda self: self.T.conj()))  # conjugate transposes
+tensor_method("mH", property(lambda self: self.mT.conj()))
 
 
 def _mt_error(self):

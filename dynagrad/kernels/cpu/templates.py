@@ -27,7 +27,7 @@ from . import worker_pool
 
 NUMBA_TYPE = {"float32": "float32", "float64": "float64", "float16": "float16", "int64": "int64",
               "int32": "int32", "int16": "int16", "int8": "int8", "uint8": "uint8",
-              "bool": "boolean"}
+              "bool": "boolean", "complex64": "complex64", "complex128": "complex128"}
 OPERAND_NAMES = ("x", "y", "z", "w")
 VECTOR_BYTES = 64  # one AVX-512 register: the width of scalarlib's masked row moves
 

@@ -105,7 +105,7 @@ def _fmod_impl(x, y):
 np = ModuleType("dynagrad_cuda_np", "NumPy names that CUDA kernel expressions may use.")
 np.floor, np.ceil, np.trunc, np.fmod = _floor, _ceil, _trunc, _fmod
 for _name in ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8",
-              "bool_", "nan", "inf", "pi", "e"):
+              "bool_", "complex64", "complex128", "nan", "inf", "pi", "e"):
     setattr(np, _name, getattr(_numpy, _name))
 
 
