@@ -1,0 +1,963 @@
+"""Order statistics, NaN-aware and paired reductions, running extremes, sets, histograms, searches
+and differences: ``median``, ``kthvalue``, ``mode``, ``quantile``, ``nansum``, ``cummax``,
+``unique``, ``bincount``, ``histogram``, ``searchsorted``, ``isin``, ``diff``, ``trapezoid``...
+
+How each is computed:
+- Selections (``median``, ``nanmedian``, ``kthvalue``, ``mode``, ``cummax``, ``cummin``) pick
+  their indices with NumPy on the host buffer (a stable sort, NaN last) and then ``gather`` the
+  values, so the gradient goes to the selected index as in PyTorch. The full ``median()`` and
+  ``nanmedian()`` share the gradient among the elements equal to the result (PyTorch's rule).
+- Integer and bool results with no gradient (``unique``, ``bincount``, ``histc``, ``histogram``,
+  ``bucketize``, ``searchsorted``, ``isin``) are one vectorised NumPy call on the host buffer.
+- The rest compose ops (``nansum``, ``nanmean``, ``quantile``, ``diff``, ``trapezoid``,
+  ``renorm``...), so their gradients, double backward and every device come from the pieces.
+- ``logcumsumexp`` runs ``np.logaddexp.accumulate`` on the host (exact where a shifted
+  ``log(cumsum(exp))`` would underflow); its gradient is written with ``logcumsumexp`` itself.
+
+On CUDA the NumPy parts take a host round trip (copy to the host, compute, copy the result back):
+there is no device kernel for them.
+
+Example:
+    >>> import dynagrad as dg
+    >>> x = dg.tensor([[3.0, 1.0, 2.0, 4.0]])
+    >>> x.median(dim=1)      # the lower of the two middle values, as PyTorch
+    median(values=tensor([2.]), indices=tensor([2]))
+    >>> dg.quantile(x, 0.5, dim=1), dg.bucketize(dg.tensor([0.5, 2.5]), dg.tensor([1.0, 2.0]))
+    (tensor([2.5000]), tensor([0, 2]))
+"""
+from __future__ import annotations
+
+import builtins as _builtins  # this module defines its own ``max``-like names in arguments
+import math
+from collections import namedtuple
+
+import numpy as np
+
+from .. import dtypes
+from ..autograd import grad_mode
+from ..autograd.function import Node, record
+from ..dtypes import bool_, int32, int64
+from ..errors import describe
+from ..kernels.buffers import device_index, host, move_array
+from ..shapes import wrap_dim, wrap_dims
+from ..tensor import Tensor, _wrap
+from ._util import as_tensor_arg
+from .elementwise import where
+from .indexing import _inplace_variant, gather, sort
+from .movement import cat
+from .reduce import amax, amin, mean, norm, values_indices, var
+from .registry import register
+
+aminmax_result = namedtuple("aminmax", ["min", "max"])
+histogram_result = namedtuple("histogram", ["hist", "bin_edges"])
+histogramdd_result = namedtuple("histogramdd", ["hist", "bin_edges"])
+
+
+# --- host helpers -------------------------------------------------------------------------
+
+def _np(x: Tensor) -> np.ndarray:
+    """``x``'s values as a NumPy array (a host copy of a CUDA tensor)."""
+    return np.asarray(host(x._data))
+
+
+def _back(arr, dt, like: Tensor) -> Tensor:
+    """A host result as a tensor of ``dt`` on ``like``'s device."""
+    arr = np.asarray(arr, dtype=dt.np, order="C")
+    return _wrap(move_array(arr, device_index(like._data)), dt)
+
+
+def _tracks(x: Tensor) -> bool:
+    return x._requires_grad and grad_mode.GRAD_ENABLED[0]
+
+
+def _check_reduced_nonempty(op: str, x: Tensor, d: int) -> None:
+    if x.ndim and x.shape[d] == 0:
+        raise IndexError(f"{op}(): Expected reduction dim {d} to have non-zero size.")
+
+
+# --- selections: median, nanmedian, kthvalue, mode ----------------------------------------
+
+def _pick(op: str, x: Tensor, dim, keepdim: bool, rank) -> tuple:
+    """``(values, indices)`` along ``dim``: ``rank(sorted rows, nan counts)`` gives, per row, the
+    position in the stable ascending order (NaN last) whose element is selected."""
+    if x.ndim == 0:
+        wrap_dim(dim, 1, op)
+        idx = _back(np.zeros((), np.int64), int64, x)
+        return x.clone(), idx
+    d = wrap_dim(dim, x.ndim, op)
+    _check_reduced_nonempty(op, x, d)
+    if x.numel() == 0:  # other dims empty: an empty result
+        shape = tuple(1 if i == d else s for i, s in enumerate(x.shape))
+        idx = _back(np.zeros(shape, np.int64), int64, x)
+    else:
+        a = np.moveaxis(_np(x), d, -1)
+        order = np.argsort(a, axis=-1, kind="stable")
+        srt = np.take_along_axis(a, order, -1)
+        nans = np.isnan(srt).sum(-1) if srt.dtype.kind == "f" else np.zeros(srt.shape[:-1], int)
+        k = rank(srt, nans)
+        picked = np.take_along_axis(order, np.asarray(k, np.int64)[..., None], -1)
+        idx = _back(np.moveaxis(picked, -1, d), int64, x)
+    values = gather(x, d, idx)
+    if not keepdim:
+        values, idx = values.squeeze(d), idx.squeeze(d)
+    return values, idx
+
+
+def _median_rank(srt, nans):
+    """The lower median; the first NaN where the row has one (the result is then NaN)."""
+    n = srt.shape[-1]
+    return np.where(nans > 0, n - nans, (n - 1) // 2)
+
+
+def _nanmedian_rank(srt, nans):
+    """The lower median of the non-NaN values; the first NaN of an all-NaN row."""
+    valid = srt.shape[-1] - nans
+    return np.where(valid > 0, (valid - 1) // 2, 0)
+
+
+class _EvenlyDistributed(Node):
+    """A full reduction whose value some elements attain: each of them receives an equal share
+    of the gradient (NaN results: the NaN elements share it), as PyTorch's ``median()``."""
+
+    def backward(self, g):
+        x, out = self.saved_tensors
+        hit = (x == out) | (x.isnan() & out.isnan())
+        with grad_mode.no_grad():
+            count = hit.sum()
+        return (where(hit, g / count, 0.0),)
+
+
+def _full_select(op: str, x: Tensor, rank) -> Tensor:
+    """``median()``/``nanmedian()`` over every element."""
+    if x.numel() == 0:
+        if not x.dtype.is_floating_point:
+            raise IndexError(f"{op}(): input tensor must be non-empty (got {describe(x)})")
+        return _back(np.full((), np.nan), x.dtype, x)
+    with grad_mode.no_grad():
+        out = _pick(op, x.detach().reshape(-1), 0, False, rank)[0]
+    if _tracks(x):
+        node = type(op.capitalize() + "Backward0", (_EvenlyDistributed,), {})()
+        node.save(x, out)
+        record(node, (x,), (out,))
+    return out
+
+
+def median(input, dim=None, keepdim: bool = False):
+    """The lower median (the smaller of the two middle values for an even count): a value over
+    every element, or ``(values, indices)`` along ``dim``. A slice holding NaN gives NaN.
+
+    Example:
+        >>> import dynagrad as dg
+        >>> dg.tensor([4.0, 1.0, 3.0, 2.0]).median()
+        tensor(2.)
+    """
+    x = as_tensor_arg(input, "median")
+    if dim is None:
+        return _full_select("median", x, _median_rank)
+    return values_indices["median"](*_pick("median", x, dim, keepdim, _median_rank))
+
+
+def nanmedian(input, dim=None, keepdim: bool = False):
+    """``median`` ignoring NaN (NaN only where a slice is all NaN).
+
+    Example:
+        >>> import dynagrad as dg
+        >>> dg.tensor([4.0, float("nan"), 1.0]).nanmedian()
+        tensor(1.)
+    """
+    x = as_tensor_arg(input, "nanmedian")
+    if dim is None:
+        return _full_select("nanmedian", x, _nanmedian_rank)
+    return values_indices["nanmedian"](*_pick("nanmedian", x, dim, keepdim, _nanmedian_rank))
+
+
+def kthvalue(input, k: int, dim: int = -1, keepdim: bool = False):
+    """The ``k``-th smallest value (``k`` from 1; NaN is the largest) along ``dim`` and its index.
+
+    Example:
+        >>> import dynagrad as dg
+        >>> dg.tensor([5.0, 1.0, 3.0]).kthvalue(2)
+        kthvalue(values=tensor(3.), indices=tensor(2))
+    """
+    x = as_tensor_arg(input, "kthvalue")
+    if not isinstance(k, (int, np.integer)) or isinstance(k, bool):
+        raise TypeError(f"kthvalue(): argument 'k' must be int, not {type(k).__name__}")
+    d = wrap_dim(dim, _builtins.max(x.ndim, 1), "kthvalue")
+    size = x.shape[d] if x.ndim else 1
+    if x.ndim and size == 0:
+        _check_reduced_nonempty("kthvalue", x, d)
+    if not 1 <= k <= size:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+    return values_indices["kthvalue"](*_pick("kthvalue", x, dim, keepdim,
+                                             lambda srt, nans: np.full(srt.shape[:-1], k - 1)))
+
+
+def _mode_rank(srt, nans):
+    """The first (smallest) value of the longest run of equal sorted values (NaN equals nothing),
+    at the run's last position: its element has the run's largest original index."""
+    n = srt.shape[-1]
+    pos = np.arange(n)
+    new = np.ones(srt.shape, bool)
+    new[..., 1:] = srt[..., 1:] != srt[..., :-1]
+    start = np.maximum.accumulate(np.where(new, pos, 0), axis=-1)
+    last = np.ones(srt.shape, bool)
+    last[..., :-1] = new[..., 1:]
+    length = np.where(last, pos - start + 1, 0)
+    return np.argmax(length, axis=-1)
+
+
+def mode(input, dim: int = -1, keepdim: bool = False):
+    """The most frequent value along ``dim`` (the smallest among equally frequent ones) and the
+    index of its last occurrence.
+
+    Example:
+        >>> import dynagrad as dg
+        >>> dg.tensor([2, 1, 2, 1, 3]).mode()
+        mode(values=tensor(1), indices=tensor(3))
+    """
+    x = as_tensor_arg(input, "mode")
+    return values_indices["mode"](*_pick("mode", x, dim, keepdim, _mode_rank))
+
+
+# --- quantiles ----------------------------------------------------------------------------
+
+_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _quantile(op: str, input, q, dim, keepdim: bool, interpolation: str, skip_nan: bool):
+    x = as_tensor_arg(input, op)
+    if x.dtype not in (dtypes.float32, dtypes.float64):
+        raise RuntimeError(f"{op}() input tensor must be either float or double dtype")
+    if isinstance(q, Tensor):
+        if q.ndim > 1:
+            raise RuntimeError(f"{op}() q must be a scalar or 1D tensor")
+        if q.dtype is not x.dtype:
+            raise RuntimeError(f"{op}() q tensor must be same dtype as the input tensor")
+        qs = _np(q).astype(np.float64).reshape(-1)
+        if not np.all((qs >= 0) & (qs <= 1)):
+            raise RuntimeError(f"{op}() q values must be in the range [0, 1]")
+    else:
+        if not 0 <= q <= 1:
+            raise RuntimeError(f"{op}() q must be in the range [0, 1] but got {q}")
+        qs = np.asarray([q], np.float64)
+    if interpolation not in _INTERPOLATIONS:
+        raise RuntimeError(f"{op}() interpolation must be one of linear, lower, higher, "
+                           f"midpoint or nearest, but got {interpolation}")
+    if x.numel() == 0:
+        raise RuntimeError(f"{op}() input tensor must be non-empty")
+    if dim is None:
+        rows, kept = x.reshape(1, -1), (1,) * x.ndim if keepdim else ()
+    else:
+        d = wrap_dim(dim, _builtins.max(x.ndim, 1), op)
+        v = x.reshape(1) if x.ndim == 0 else x
+        rows = v.movedim(d, -1)
+        kept = tuple(1 if i == d else s for i, s in enumerate(x.shape)) if keepdim else \
+            tuple(s for i, s in enumerate(x.shape) if i != d)
+    srt = sort(rows, -1).values  # NaN last; differentiable through its gather
+    n = srt.shape[-1]
+    lead = tuple(srt.shape[:-1])
+    # the rank of each quantile in each row, computed in the input's dtype as PyTorch does
+    dt = x.dtype.np
+    nans = np.isnan(_np(srt.detach())).sum(-1)
+    qq = qs.astype(dt).reshape((1,) * len(lead) + (-1,))
+    if skip_nan:
+        ranks = qq * (n - nans - 1)[..., None].astype(dt)
+        ranks = np.where((n - nans)[..., None] == 0, dt.type(n - 1), ranks)
+    else:
+        ranks = np.where(nans[..., None] > 0, dt.type(n - 1), qq * dt.type(n - 1))
+    ranks = np.broadcast_to(ranks, lead + (qs.size,))
+    lower, upper = np.floor(ranks), np.ceil(ranks)
+    if interpolation in ("lower", "higher", "nearest"):
+        pos = {"lower": lower, "higher": upper, "nearest": np.round(ranks)}[interpolation]
+        res = gather(srt, -1, _back(pos.astype(np.int64), int64, x))
+    else:
+        below = gather(srt, -1, _back(lower.astype(np.int64), int64, x))
+        above = gather(srt, -1, _back(upper.astype(np.int64), int64, x))
+        w = np.full(ranks.shape, 0.5, dt) if interpolation == "midpoint" else ranks - lower
+        res = below + _back(w, x.dtype, x) * (above - below)
+    res = res.reshape(kept + (qs.size,))
+    if isinstance(q, Tensor) and q.ndim == 1:
+        return res.movedim(-1, 0)
+    return res.squeeze(-1)
+
+
+def quantile(input, q, dim=None, keepdim: bool = False, *, interpolation: str = "linear"):
+    """The ``q``-th quantiles (``q`` a float or a 1-D tensor in [0, 1]; the result gets a leading
+    dim for a tensor ``q``) over ``dim`` or every element; NaN where a slice holds NaN.
+    ``interpolation`` between the two neighbouring order statistics: linear, lower, higher,
+    midpoint or nearest.
+
+    Example:
+        >>> import dynagrad as dg
+        >>> dg.quantile(dg.tensor([0.0, 1.0, 2.0, 10.0]), 0.75)
+        tensor(4.)
+    """
+    return _quantile("quantile", input, q, dim, keepdim, interpolation, False)
+
+
+def nanquantile(input, q, dim=None, keepdim: bool = False, *, interpolation: str = "linear"):
+    """``quantile`` ignoring NaN (NaN only where a slice is all NaN)."""
+    return _quantile("nanquantile", input, q, dim, keepdim, interpolation, True)
+
+
+# --- NaN-aware and paired reductions ------------------------------------------------------
+
+def nansum(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """``sum`` treating NaN as zero (their gradient is zero).
+
+    Example:
+        >>> import dynagrad as dg
+        >>> dg.tensor([1.0, float("nan"), 2.0]).nansum()
+        tensor(3.)
+    """
+    x = as_tensor_arg(input, "nansum")
+    if x.dtype.is_floating_point:
+        x = where(x.isnan(), 0.0, x)
+    return x.sum(dim, keepdim, dtype=dtype)
+
+
+def nanmean(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """``mean`` of the non-NaN elements (NaN where there are none).
+
+    Example:
+        >>> import dynagrad as dg
+        >>> dg.tensor([1.0, float("nan"), 2.0]).nanmean()
+        tensor(1.5000)
+    """
+    x = as_tensor_arg(input, "nanmean")
+    if not x.dtype.is_floating_point:
+        raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype "
+                           f"but got {_torch_name(x.dtype)}")
+    if dtype is not None:
+        x = x.to(dtype)
+    count = (~x.isnan()).sum(dim, keepdim)
+    return nansum(x, dim, keepdim) / count
+
+
+def _torch_name(dt) -> str:
+    """PyTorch's scalar type name of ``dt`` in its messages (``Long``, ``Float``...)."""
+    return {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+            "bool": "Bool", "float16": "Half", "float32": "Float", "float64": "Double",
+            "bfloat16": "BFloat16"}.get(dt.name, dt.name)
+
+
+def aminmax(input, *, dim=None, keepdim: bool = False):
+    """``(min, max)`` over ``dim`` (an int) or every element.
+
+    Example:
+        >>> import dynagrad as dg
+        >>> dg.tensor([3.0, -1.0, 2.0]).aminmax()
+        aminmax(min=tensor(-1.), max=tensor(3.))
+    """
+    x = as_tensor_arg(input, "aminmax")
+    if dim is not None:
+        d = wrap_dim(dim, _builtins.max(x.ndim, 1), "aminmax")
+        empty = x.ndim and x.shape[d] == 0
+        dim = d if x.ndim else None
+    else:
+        empty = x.numel() == 0
+    if empty:
+        raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the "
+                           "operation has no identity.")
+    return aminmax_result(amin(x, dim, keepdim), amax(x, dim, keepdim))
+
+
+def count_nonzero(input, dim=None) -> Tensor:
+    """The number of nonzero elements over ``dim`` (an int or a tuple) or every element (int64).
+
+    Example:
+        >>> import dynagrad as dg
+        >>> dg.count_nonzero(dg.tensor([[0, 1], [2, 3]]), dim=0)
+        tensor([1, 2])
+    """
+    x = as_tensor_arg(input, "count_nonzero")
+    return (x != 0).sum(dim)
+
+
+def msort(input) -> Tensor:
+    """``sort(input, dim=0).values``."""
+    x = as_tensor_arg(input, "msort")
+    return sort(x, 0).values
+
+
+def var_mean(input, dim=None, *, correction=1, keepdim: bool = False, unbiased=None) -> tuple:
+    """``(var(...), mean(...))`` over the same dims (``correction`` as ``var``)."""
+    x = as_tensor_arg(input, "var_mean")
+    if isinstance(dim, bool):  # var_mean(x, unbiased)
+        unbiased, dim = dim, None
+    v = var(x, dim, correction=correction, keepdim=keepdim, unbiased=unbiased)
+    return v, mean(x, wrap_dims(dim, x.ndim, "var_mean"), keepdim)
+
+
+def std_mean(input, dim=None, *, correction=1, keepdim: bool = False, unbiased=None) -> tuple:
+    """``(std(...), mean(...))`` over the same dims (``correction`` as ``var``)."""
+    v, m = var_mean(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased)
+    return v.sqrt(), m
+
+
+# --- running extremes and logcumsumexp ----------------------------------------------------
+
+def _running(op: str, input, dim: int, accumulate):
+    x = as_tensor_arg(input, op)
+    if x.ndim == 0:
+        wrap_dim(dim, 1, op)
+        return values_indices[op](x.clone(), _back(np.zeros((), np.int64), int64, x))
+    d = wrap_dim(dim, x.ndim, op)
+    a = np.moveaxis(_np(x), d, -1)
+    if a.size == 0:
+        idx = np.zeros(a.shape, np.int64)
+    else:
+        best = accumulate(a, axis=-1)
+        # the latest index attaining the running extreme; every NaN from the first on
+        hit = (a == best) | (np.isnan(a) if a.dtype.kind == "f" else False)
+        idx = np.maximum.accumulate(np.where(hit, np.arange(a.shape[-1]), 0), axis=-1)
+    idx = _back(np.moveaxis(idx, -1, d), int64, x)
+    return values_indices[op](gather(x, d, idx), idx)
+
+
+def cummax(input, dim: int):
+    """Running maximum along ``dim`` and the index where it was reached (the latest on ties;
+    NaN propagates).
+
+    Example:
+        >>> import dynagrad as dg
+        >>> dg.tensor([1.0, 3.0, 2.0, 3.0]).cummax(0).indices
+        tensor([0, 1, 1, 3])
+    """
+    return _running("cummax", input, dim, np.maximum.accumulate)
+
+
+def cummin(input, dim: int):
+    """Running minimum along ``dim`` and the index where it was reached (the latest on ties;
+    NaN propagates)."""
+    return _running("cummin", input, dim, np.minimum.accumulate)
+
+
+class LogcumsumexpBackward0(Node):
+    """``dx_j = sum_{i >= j} g_i exp(x_j - out_i)``, summed in log space (the positive and the
+    negative parts of ``g`` apart) with ``logcumsumexp`` itself, so large ``x`` cannot
+    overflow."""
+
+    def backward(self, g):
+        x, out = self.saved_tensors
+        d = self.dim
+        if x.ndim == 0:
+            return (g,)
+
+        def tail(t):  # log sum_{i >= j} exp(t_i)
+            return logcumsumexp(t.flip(d), d).flip(d)
+        pos = where(g > 0, g, 1.0).log().masked_fill(g <= 0, -math.inf)
+        neg = where(g < 0, -g, 1.0).log().masked_fill(g >= 0, -math.inf)
+        return ((tail(pos - out) + x).exp() - (tail(neg - out) + x).exp(),)
+
+
+def logcumsumexp(input, dim: int) -> Tensor:
+    """``log(cumsum(exp(x)))`` along ``dim``, without overflow or underflow.
+
+    Example:
+        >>> import dynagrad as dg
+        >>> dg.tensor([0.0, 0.0]).logcumsumexp(0)
+        tensor([0.0000, 0.6931])
+    """
+    x = as_tensor_arg(input, "logcumsumexp")
+    if not x.dtype.is_floating_point:
+        raise NotImplementedError(f'"logcumsumexp_out_cpu" not implemented for '
+                                  f"'{_torch_name(x.dtype)}'")
+    d = wrap_dim(dim, _builtins.max(x.ndim, 1), "logcumsumexp")
+    a = _np(x)
+    with np.errstate(invalid="ignore"):
+        res = np.logaddexp.accumulate(a, axis=d) if x.ndim and a.size else a.copy()
+    out = _back(res, x.dtype, x)
+    if _tracks(x):
+        node = LogcumsumexpBackward0()
+        node.dim = d if x.ndim else 0
+        node.save(x, out)
+        record(node, (x,), (out,))
+    return out
+
+
+# --- sets ---------------------------------------------------------------------------------
+
+def _set_result(x: Tensor, values, inverse, counts, return_inverse, return_counts):
+    out = [_back(values, x.dtype, x)]
+    if return_inverse:
+        out.append(_back(inverse, int64, x))
+    if return_counts:
+        out.append(_back(counts, int64, x))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def unique(input, sorted: bool = True, return_inverse: bool = False,
+           return_counts: bool = False, dim=None):
+    """The distinct elements (or distinct slices along ``dim``), sorted; with ``return_inverse``
+    each element's position in them, with ``return_counts`` how often each occurs. NaNs are all
+    distinct (NaN != NaN). The result is sorted whatever ``sorted`` says (as PyTorch on the CPU).
+
+    Example:
+        >>> import dynagrad as dg
+        >>> dg.tensor([3, 1, 3, 2]).unique(return_counts=True)
+        (tensor([1, 2, 3]), tensor([1, 1, 2]))
+    """
+    x = as_tensor_arg(input, "unique")
+    a = _np(x)
+    if dim is None:
+        values, inverse, counts = np.unique(a.reshape(-1), return_inverse=True,
+                                            return_counts=True, equal_nan=False)
+        inverse = inverse.reshape(a.shape)
+    else:
+        d = wrap_dim(dim, _builtins.max(x.ndim, 1), "unique")
+        if a.ndim == 0:
+            a = a.reshape(1)
+        if a.shape[d] == 0:
+            values, inverse, counts = a, np.zeros(0, np.int64), np.zeros(0, np.int64)
+        else:
+            values, inverse, counts = np.unique(a, return_inverse=True, return_counts=True,
+                                                axis=d)
+            inverse = inverse.reshape(-1)
+    return _set_result(x, values, inverse, counts, return_inverse, return_counts)
+
+
+def unique_consecutive(input, return_inverse: bool = False, return_counts: bool = False,
+                       dim=None):
+    """Collapse each run of equal consecutive elements (or slices along ``dim``) to one.
+
+    Example:
+        >>> import dynagrad as dg
+        >>> dg.tensor([1, 1, 2, 2, 1]).unique_consecutive()
+        tensor([1, 2, 1])
+    """
+    x = as_tensor_arg(input, "unique_consecutive")
+    a = _np(x)
+    if dim is None:
+        flat = a.reshape(-1)
+        starts = np.ones(flat.shape, bool)
+        starts[1:] = flat[1:] != flat[:-1]
+        values, n = flat[starts], flat.size
+        inv_shape = a.shape
+    else:
+        d = wrap_dim(dim, _builtins.max(x.ndim, 1), "unique_consecutive")
+        a = a.reshape(1) if a.ndim == 0 else a
+        rows = np.moveaxis(a, d, 0).reshape(a.shape[d], -1)
+        n = rows.shape[0]
+        starts = np.ones(n, bool)
+        starts[1:] = np.any(rows[1:] != rows[:-1], axis=1)
+        values, inv_shape = np.compress(starts, a, axis=d), (n,)
+    inverse = (np.cumsum(starts) - 1).reshape(inv_shape)
+    counts = np.diff(np.append(np.flatnonzero(starts), n))
+    return _set_result(x, values, inverse, counts, return_inverse, return_counts)
+
+
+def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool = False) -> Tensor:
+    """Whether each of ``elements`` occurs in ``test_elements`` (either may be a scalar).
+
+    Example:
+        >>> import dynagrad as dg
+        >>> dg.isin(dg.tensor([1, 2, 3]), dg.tensor([2, 5]))
+        tensor([False,  True, False])
+    """
+    if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
+        raise TypeError(f"isin(): expected a Tensor for elements or test_elements, got "
+                        f"{describe(elements)} and {describe(test_elements)}")
+    like = elements if isinstance(elements, Tensor) else test_elements
+    a = _np(elements) if isinstance(elements, Tensor) else np.asarray(elements)
+    b = _np(test_elements) if isinstance(test_elements, Tensor) else np.asarray(test_elements)
+    return _back(np.isin(a, b, assume_unique=assume_unique, invert=invert), bool_, like)
+
+
+# --- counting and binning -----------------------------------------------------------------
+
+def bincount(input, weights=None, minlength: int = 0) -> Tensor:
+    """How often each value ``0..max(input)`` occurs in the 1-D non-negative integer ``input``
+    (at least ``minlength`` bins); with ``weights`` the sum of their weights instead.
+
+    Example:
+        >>> import dynagrad as dg
+        >>> dg.tensor([0, 2, 2]).bincount()
+        tensor([1, 0, 2])
+    """
+    x = as_tensor_arg(input, "bincount")
+    if x.dtype.is_floating_point or x.dtype is bool_:
+        raise RuntimeError(f'"bincount_cpu" not implemented for \'{_torch_name(x.dtype)}\'')
+    if minlength < 0:
+        raise RuntimeError("minlength should be >= 0")
+    a = _np(x)
+    if a.ndim != 1 or (a.size and a.min() < 0):
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if weights is None:
+        return _back(np.bincount(a, minlength=minlength), int64, x)
+    w = as_tensor_arg(weights, "bincount", "weights")
+    if w.ndim != 1 or w.shape[0] != a.shape[0]:
+        raise RuntimeError("weights should be 1-d and have the same length as input")
+    out_dt = w.dtype if w.dtype in (dtypes.float32, dtypes.float64) else dtypes.float64
+    return _back(np.bincount(a, _np(w).astype(np.float64), minlength), out_dt, x)
+
+
+def _linspace(lo, hi, steps: int, dt) -> np.ndarray:
+    """``steps`` evenly spaced values from ``lo`` to ``hi`` in ``dt``, each half counted from its
+    own end (PyTorch's rule, so the edges match it to the bit)."""
+    lo, hi = dt.type(lo), dt.type(hi)
+    if steps == 1:
+        return np.asarray([lo], dt)
+    step = (hi - lo) / dt.type(steps - 1)
+    i = np.arange(steps)
+    half = steps // 2
+    return np.where(i < half, lo + step * i.astype(dt),
+                    hi - step * (steps - i - 1).astype(dt)).astype(dt)
+
+
+def _bin_counts(op: str, a: np.ndarray, edges: list, weight, density: bool, dt) -> np.ndarray:
+    """Counts (or summed weights) of the rows of ``a`` (N, D) in the bins ``edges[k]`` (each
+    bin half open, the last closed); rows outside every range or with NaN are dropped."""
+    n, dims = a.shape
+    keep = np.ones(n, bool)
+    cells = np.zeros(n, np.int64)
+    for k in range(dims):
+        e, col = edges[k], a[:, k]
+        nb = e.size - 1
+        with np.errstate(invalid="ignore"):
+            keep &= (col >= e[0]) & (col <= e[-1])
+        pos = np.clip(np.searchsorted(e, col, side="right") - 1, 0, nb - 1)
+        cells = cells * nb + pos
+    shape = tuple(e.size - 1 for e in edges)
+    w = None if weight is None else weight.astype(np.float64)[keep]
+    hist = np.bincount(cells[keep], w, math.prod(shape)).astype(np.float64).reshape(shape)
+    if density:
+        volume = np.ones(shape)
+        for k, e in enumerate(edges):
+            widths = np.diff(e.astype(np.float64)).reshape([-1 if i == k else 1
+                                                            for i in range(dims)])
+            volume = volume * widths
+        total = hist.sum()
+        hist = hist / (total * volume)
+    return hist.astype(dt)
+
+
+def _float_input(op: str, x: Tensor) -> None:
+    if x.dtype not in (dtypes.float32, dtypes.float64):
+        raise RuntimeError(f'"{op}" not implemented for \'{_torch_name(x.dtype)}\'')
+
+
+def histc(input, bins: int = 100, min=0, max=0) -> Tensor:
+    """Counts in ``bins`` equal bins over ``[min, max]`` (the data's own range where
+    ``min == max``); values outside are ignored.
+
+    Example:
+        >>> import dynagrad as dg
+        >>> dg.histc(dg.tensor([1.0, 2.0, 1.0]), bins=4, min=0, max=3)
+        tensor([0., 2., 1., 0.])
+    """
+    x = as_tensor_arg(input, "histc")
+    _float_input("histogram_cpu", x)
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    lo, hi = float(min), float(max)
+    a = _np(x).reshape(-1, 1)
+    if lo == hi and a.size:
+        finite = a[~np.isnan(a)]
+        lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (lo, hi)
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    if lo > hi:
+        raise RuntimeError("torch.histc: max must be larger than min")
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise RuntimeError(f"torch.histc: range of [{lo}, {hi}] is not finite")
+    edges = _linspace(lo, hi, bins + 1, x.dtype.np)
+    return _back(_bin_counts("histc", a, [edges], None, False, x.dtype.np), x.dtype, x)
+
+
+def _edges_for(op: str, a: np.ndarray, bins, rng, dt, k: int) -> np.ndarray:
+    """The bin edges of column ``k``: a given tensor, or ``bins`` equal bins over ``rng`` (the
+    column's range by default, widened by 0.5 each side where it is a single value)."""
+    if isinstance(bins, Tensor):
+        e = _np(bins).astype(dt)
+        if e.ndim != 1 or e.size < 1:
+            raise RuntimeError(f"{op}(): bins tensor should have one dimension and at least 1 "
+                               f"element, but got {describe(bins)}")
+        return e
+    if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)):
+        raise TypeError(f"{op}(): bins must be an int or a 1-D tensor, got {describe(bins)}")
+    if bins <= 0:
+        raise RuntimeError(f"{op}(): bins must be > 0, but got {bins} for dimension {k}")
+    if rng is not None:
+        lo, hi = float(rng[0]), float(rng[1])
+    else:
+        col = a[:, k][~np.isnan(a[:, k])]
+        lo, hi = (float(col.min()), float(col.max())) if col.size else (0.0, 0.0)
+    if lo > hi:
+        raise RuntimeError(f"{op}(): min should not exceed max, but got min {lo} max {hi} for "
+                           f"dimension {k}")
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise RuntimeError(f"{op}(): range of [{lo}, {hi}] is not finite")
+    if lo == hi:
+        lo, hi = lo - 0.5, hi + 0.5
+    return _linspace(lo, hi, bins + 1, dt)
+
+
+def _histogramdd(op: str, x: Tensor, dims: int, bins, rng, weight, density, points: tuple):
+    """Histogram of the rows of ``x`` viewed as (N, dims); ``weight`` has shape ``points``."""
+    _float_input("histogram_cpu", x)
+    a = _np(x).reshape(-1, dims)
+    bins_per = list(bins) if isinstance(bins, (list, tuple)) else [bins] * dims
+    if len(bins_per) != dims:
+        raise RuntimeError(f"{op}(): expected {dims} bin specifications, got {len(bins_per)}")
+    if rng is not None and len(rng) != 2 * dims:
+        raise RuntimeError(f"{op}(): range should have {2 * dims} elements, got {len(rng)}")
+    edges = [_edges_for(op, a, b, None if rng is None else rng[2 * k:2 * k + 2], x.dtype.np, k)
+             for k, b in enumerate(bins_per)]
+    w = None
+    if weight is not None:
+        if tuple(weight.shape) != points:
+            raise RuntimeError(f"{op}(): weight should have the same shape as the input "
+                               f"(got {describe(weight)})")
+        w = _np(weight).reshape(-1)
+    hist = _back(_bin_counts(op, a, edges, w, density, x.dtype.np), x.dtype, x)
+    return hist, [_back(e, x.dtype, x) for e in edges]
+
+
+def histogram(input, bins=100, *, range=None, weight=None, density: bool = False):
+    """``(hist, bin_edges)``: counts (or summed ``weight``; a density with ``density``) of every
+    element in ``bins`` (an int: equal bins over ``range`` or the data's range; a 1-D tensor:
+    the edges).
+
+    Example:
+        >>> import dynagrad as dg
+        >>> dg.histogram(dg.tensor([1.0, 2.0, 1.0]), bins=2).hist
+        tensor([2., 1.])
+    """
+    x = as_tensor_arg(input, "histogram")
+    hist, edges = _histogramdd("histogram", x.reshape(-1, 1), 1, bins, range, weight, density,
+                               tuple(x.shape))
+    return histogram_result(hist, edges[0])
+
+
+def histogramdd(input, bins=10, *, range=None, weight=None, density: bool = False):
+    """``(hist, bin_edges)`` of the points ``input[..., :]`` (the last dim holds each point's
+    D coordinates): a D-dimensional histogram, ``bins`` an int, one int per dim or one edges
+    tensor per dim; ``range`` ``[lo0, hi0, lo1, hi1, ...]``."""
+    x = as_tensor_arg(input, "histogramdd")
+    if x.ndim < 2:
+        raise RuntimeError(f"torch.histogramdd: input tensor should have at least 2 dimensions, "
+                           f"but got {x.ndim}")
+    hist, edges = _histogramdd("histogramdd", x, x.shape[-1], bins, range, weight, density,
+                               tuple(x.shape[:-1]))
+    return histogramdd_result(hist, tuple(edges))
+
+
+# --- searches -----------------------------------------------------------------------------
+
+def _search(sorted_np: np.ndarray, values: np.ndarray, right: bool) -> np.ndarray:
+    """``np.searchsorted`` row by row (the leading dims of both index the rows)."""
+    side = "right" if right else "left"
+    if sorted_np.ndim == 1:
+        return np.searchsorted(sorted_np, values, side=side)
+    lead = sorted_np.shape[:-1]
+    seq = sorted_np.reshape(-1, sorted_np.shape[-1])
+    vals = values.reshape(seq.shape[0], -1)
+    out = np.stack([np.searchsorted(s, v, side=side) for s, v in zip(seq, vals)]) \
+        if seq.shape[0] else np.zeros(vals.shape, np.int64)
+    return out.reshape(lead + values.shape[-1:])
+
+
+def searchsorted(sorted_sequence, input, *, out_int32: bool = False, right: bool = False,
+                 side=None, sorter=None) -> Tensor:
+    """Where each of ``input`` would go in ``sorted_sequence`` (sorted along its last dim; 1-D,
+    or with the same leading dims as ``input``) to keep it sorted: the first such position, or
+    the last with ``right=True`` / ``side="right"``. ``sorter`` sorts an unsorted sequence.
+
+    Example:
+        >>> import dynagrad as dg
+        >>> dg.searchsorted(dg.tensor([1.0, 3.0, 5.0]), dg.tensor([3.0, 4.0]))
+        tensor([1, 2])
+    """
+    seq = as_tensor_arg(sorted_sequence, "searchsorted", "sorted_sequence")
+    if side is not None:
+        if side not in ("left", "right"):
+            raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but "
+                               f"got {side}")
+        if right and side == "left":
+            raise RuntimeError("torch.searchsorted(): side and right can't be set to opposites, "
+                               "got side of left while right was True")
+        right = side == "right"
+    scalar = not isinstance(input, Tensor)
+    if scalar and seq.ndim != 1:
+        raise RuntimeError(f"torch.searchsorted(): input value can be a scalar only when "
+                           f"boundaries tensor dimension is 1, but we got boundaries tensor "
+                           f"dim({seq.ndim}) and input value's dim(0) numel(1)")
+    vals = np.asarray(input) if scalar else _np(input)
+    if seq.ndim == 0:
+        raise RuntimeError("torch.searchsorted(): boundaries tensor should be 1 dimension or the "
+                           "first N-1 dimensions of boundaries tensor and input value tensor "
+                           "must match, but we got boundaries tensor [] and input value tensor "
+                           f"{list(vals.shape)}")
+    if seq.ndim > 1 and tuple(seq.shape[:-1]) != tuple(vals.shape[:-1]) or \
+            seq.ndim > 1 and vals.ndim != seq.ndim:
+        raise RuntimeError(f"torch.searchsorted(): boundaries tensor should be 1 dimension or the "
+                           f"first N-1 dimensions of boundaries tensor and input value tensor "
+                           f"must match, but we got boundaries tensor {list(seq.shape)} and "
+                           f"input value tensor {list(vals.shape)}")
+    s = _np(seq)
+    if sorter is not None:
+        if tuple(sorter.shape) != tuple(seq.shape):
+            raise RuntimeError(f"torch.searchsorted(): boundary and sorter must have the same "
+                               f"size, but got boundary tensor {list(seq.shape)}and got sorter "
+                               f"tensor {list(sorter.shape)}")
+        s = np.take_along_axis(s, _np(sorter), -1)
+    common = np.result_type(s.dtype, vals.dtype)
+    res = _search(s.astype(common), vals.astype(common), right)
+    return _back(res, int32 if out_int32 else int64, seq)
+
+
+def bucketize(input, boundaries, *, out_int32: bool = False, right: bool = False) -> Tensor:
+    """The bucket of each of ``input`` among the 1-D sorted ``boundaries``: ``i`` with
+    ``boundaries[i-1] < x <= boundaries[i]`` (``<= x <`` with ``right=True``).
+
+    Example:
+        >>> import dynagrad as dg
+        >>> dg.bucketize(dg.tensor([1.0, 2.5]), dg.tensor([1.0, 2.0, 3.0]))
+        tensor([0, 2])
+    """
+    b = as_tensor_arg(boundaries, "bucketize", "boundaries")
+    if b.ndim != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({b.ndim})")
+    return searchsorted(b, input, out_int32=out_int32, right=right)
+
+
+# --- differences and integrals ------------------------------------------------------------
+
+def diff(input, n: int = 1, dim: int = -1, prepend=None, append=None) -> Tensor:
+    """The ``n``-th forward difference along ``dim`` (``!=`` for bool), after joining
+    ``prepend`` and ``append`` to the ends.
+
+    Example:
+        >>> import dynagrad as dg
+        >>> dg.tensor([1.0, 4.0, 9.0]).diff()
+        tensor([3., 5.])
+    """
+    x = as_tensor_arg(input, "diff")
+    if x.ndim == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    d = wrap_dim(dim, x.ndim, "diff")
+    parts = []
+    for extra in (prepend, append):
+        if extra is not None:
+            extra = as_tensor_arg(extra, "diff", "prepend" if extra is prepend else "append")
+            if extra.ndim != x.ndim:
+                raise RuntimeError("diff expects prepend or append to be the same dimension as "
+                                   "input")
+        parts.append(extra)
+    if parts[0] is not None or parts[1] is not None:
+        x = cat([t for t in (parts[0], x, parts[1]) if t is not None], d)
+    for _ in range(n):
+        size = x.shape[d]
+        if size == 0:
+            break
+        hi, lo = x.narrow(d, 1, size - 1), x.narrow(d, 0, size - 1)
+        x = hi != lo if x.dtype is bool_ else hi - lo
+    return x
+
+
+def _integral_float(y: Tensor) -> Tensor:
+    return y if y.dtype.is_floating_point else y.to(dtypes.get_default_dtype())
+
+
+def _spacing(op: str, y: Tensor, x, dx, d: int):
+    """The sample spacings along ``d``: ``diff(x)`` viewed to broadcast against ``y``'s
+    intervals, or the constant ``dx`` (1 by default)."""
+    if x is None:
+        return 1.0 if dx is None else dx
+    x = as_tensor_arg(x, op, "x")
+    if x.ndim == 1:
+        if x.shape[0] != y.shape[d]:
+            raise RuntimeError(f"{op}: There must be one `x` value for each sample point")
+        return diff(x).reshape(tuple(-1 if i == d else 1 for i in range(y.ndim)))
+    return diff(x, dim=d - y.ndim)
+
+
+def trapezoid(y, x=None, *, dx=None, dim: int = -1) -> Tensor:
+    """The trapezoidal rule along ``dim``: samples ``y`` at the points ``x`` (a 1-D tensor or
+    one broadcasting with ``y``) or spaced ``dx`` apart (1 by default). ``trapz`` is another
+    name of it.
+
+    Example:
+        >>> import dynagrad as dg
+        >>> dg.trapezoid(dg.tensor([1.0, 2.0, 4.0]))
+        tensor(4.5000)
+    """
+    y = _integral_float(as_tensor_arg(y, "trapezoid", "y"))
+    if x is not None and dx is not None:
+        raise RuntimeError("trapezoid: received both x and dx; pass one")
+    d = wrap_dim(dim, _builtins.max(y.ndim, 1), "trapezoid")
+    if y.shape[d] == 0:
+        return y.sum(d)
+    h = _spacing("trapezoid", y, x, dx, d)
+    n = y.shape[d]
+    mids = (y.narrow(d, 1, n - 1) + y.narrow(d, 0, n - 1)) * 0.5
+    return (mids * h).sum(d)
+
+
+def cumulative_trapezoid(y, x=None, *, dx=None, dim: int = -1) -> Tensor:
+    """The running trapezoidal rule along ``dim`` (one value fewer than ``y`` has samples)."""
+    y = _integral_float(as_tensor_arg(y, "cumulative_trapezoid", "y"))
+    d = wrap_dim(dim, _builtins.max(y.ndim, 1), "cumulative_trapezoid")
+    n = y.shape[d]
+    if n == 0:
+        return y
+    h = _spacing("cumulative_trapezoid", y, x, dx, d)
+    mids = (y.narrow(d, 1, n - 1) + y.narrow(d, 0, n - 1)) * 0.5
+    return (mids * h).cumsum(d)
+
+
+# --- renorm, norm_except_dim --------------------------------------------------------------
+
+def renorm(input, p, dim: int, maxnorm) -> Tensor:
+    """Scale each slice ``input.select(dim, i)`` whose ``p``-norm exceeds ``maxnorm`` down to
+    norm ``maxnorm`` (by ``maxnorm / (norm + 1e-7)``, as PyTorch); the others are kept.
+
+    Example:
+        >>> import dynagrad as dg
+        >>> dg.renorm(dg.tensor([[3.0, 4.0], [0.3, 0.4]]), 2, 0, 1.0)
+        tensor([[0.6000, 0.8000],
+                [0.3000, 0.4000]])
+    """
+    x = as_tensor_arg(input, "renorm")
+    if not x.dtype.is_floating_point:
+        raise RuntimeError(f"renorm: expected a floating point input, got {describe(x)}")
+    if p <= 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    d = wrap_dim(dim, _builtins.max(x.ndim, 1), "renorm")
+    others = tuple(i for i in range(x.ndim) if i != d)
+    norms = norm(x, p, others, keepdim=True)
+    return x * where(norms > maxnorm, maxnorm / (norms + 1e-7), 1.0)
+
+
+def norm_except_dim(v, pow=2, dim: int = 0) -> Tensor:
+    """The ``pow``-norm of ``v`` over every dim but ``dim`` (kept, with size 1 elsewhere);
+    ``dim=-1``: the norm of everything (weight normalisation's helper)."""
+    x = as_tensor_arg(v, "norm_except_dim")
+    if dim == -1:
+        return norm(x, pow)
+    d = wrap_dim(dim, _builtins.max(x.ndim, 1), "norm_except_dim")
+    return norm(x, pow, tuple(i for i in range(x.ndim) if i != d), keepdim=True)
+
+
+for _name, _fn, _method in (
+        ("median", median, True), ("nanmedian", nanmedian, True), ("kthvalue", kthvalue, True),
+        ("mode", mode, True), ("quantile", quantile, True), ("nanquantile", nanquantile, True),
+        ("nansum", nansum, True), ("nanmean", nanmean, True), ("aminmax", aminmax, True),
+        ("count_nonzero", count_nonzero, True), ("msort", msort, True),
+        ("var_mean", var_mean, False), ("std_mean", std_mean, False),
+        ("cummax", cummax, True), ("cummin", cummin, True),
+        ("logcumsumexp", logcumsumexp, True), ("unique", unique, True),
+        ("unique_consecutive", unique_consecutive, True), ("isin", isin, False),
+        ("bincount", bincount, True), ("histc", histc, True), ("histogram", histogram, True),
+        ("histogramdd", histogramdd, False), ("searchsorted", searchsorted, False),
+        ("bucketize", bucketize, False), ("diff", diff, True),
+        ("cumulative_trapezoid", cumulative_trapezoid, False),
+        ("norm_except_dim", norm_except_dim, False)):
+    register(_name, _fn, "reduce", method=_method)
+register("trapezoid", trapezoid, "reduce", method=False, aliases=("trapz",))
+register("renorm", renorm, "reduce", inplace=_inplace_variant(renorm))
