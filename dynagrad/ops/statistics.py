@@ -238,7 +238,7 @@ def _quantile(op: str, input, q, dim, keepdim: bool, interpolation: str, skip_na
             raise RuntimeError(f"{op}() q values must be in the range [0, 1]")
     else:
         if not 0 <= q <= 1:
-            raise RuntimeError(f"{op}() q must be in the range [0, 1] but got {q}")
+            raise RuntimeError(f"{op}() q must be in the range [0, 1] but got {q:g}")
         qs = np.asarray([q], np.float64)
     if interpolation not in _INTERPOLATIONS:
         raise RuntimeError(f"{op}() interpolation must be one of linear, lower, higher, "
@@ -356,6 +356,8 @@ def aminmax(input, *, dim=None, keepdim: bool = False):
         dim = d if x.ndim else None
     else:
         empty = x.numel() == 0
+    if empty and dim is not None:
+        raise IndexError(f"aminmax: Expected reduction dim {dim} to have non-zero size.")
     if empty:
         raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the "
                            "operation has no identity.")
@@ -436,7 +438,8 @@ def cummin(input, dim: int):
 class LogcumsumexpBackward0(Node):
     """``dx_j = sum_{i >= j} g_i exp(x_j - out_i)``, summed in log space (the positive and the
     negative parts of ``g`` apart) with ``logcumsumexp`` itself, so large ``x`` cannot
-    overflow."""
+    overflow. A zero part is the dtype's lowest finite log, not -inf: ``-inf - out`` would be
+    NaN where ``out`` is -inf, and poison the gradient of the gradient."""
 
     def backward(self, g):
         x, out = self.saved_tensors
@@ -446,8 +449,10 @@ class LogcumsumexpBackward0(Node):
 
         def tail(t):  # log sum_{i >= j} exp(t_i)
             return logcumsumexp(t.flip(d), d).flip(d)
-        pos = where(g > 0, g, 1.0).log().masked_fill(g <= 0, -math.inf)
-        neg = where(g < 0, -g, 1.0).log().masked_fill(g >= 0, -math.inf)
+        lowest = float(np.finfo(g.dtype.np).min)
+        log_abs = g.abs().log()
+        pos = where(g > 0, log_abs, lowest)
+        neg = where(g < 0, log_abs, lowest)
         return ((tail(pos - out) + x).exp() - (tail(neg - out) + x).exp(),)
 
 
@@ -577,7 +582,8 @@ def bincount(input, weights=None, minlength: int = 0) -> Tensor:
     """
     x = as_tensor_arg(input, "bincount")
     if x.dtype.is_floating_point or x.dtype is bool_:
-        raise RuntimeError(f'"bincount_cpu" not implemented for \'{_torch_name(x.dtype)}\'')
+        raise NotImplementedError(f'"bincount_cpu" not implemented for '
+                                  f"'{_torch_name(x.dtype)}'")
     if minlength < 0:
         raise RuntimeError("minlength should be >= 0")
     a = _np(x)
@@ -634,7 +640,7 @@ def _bin_counts(op: str, a: np.ndarray, edges: list, weight, density: bool, dt) 
 
 def _float_input(op: str, x: Tensor) -> None:
     if x.dtype not in (dtypes.float32, dtypes.float64):
-        raise RuntimeError(f'"{op}" not implemented for \'{_torch_name(x.dtype)}\'')
+        raise NotImplementedError(f'"{op}" not implemented for \'{_torch_name(x.dtype)}\'')
 
 
 def histc(input, bins: int = 100, min=0, max=0) -> Tensor:
@@ -661,8 +667,17 @@ def histc(input, bins: int = 100, min=0, max=0) -> Tensor:
         raise RuntimeError("torch.histc: max must be larger than min")
     if not (math.isfinite(lo) and math.isfinite(hi)):
         raise RuntimeError(f"torch.histc: range of [{lo}, {hi}] is not finite")
-    edges = _linspace(lo, hi, bins + 1, x.dtype.np)
-    return _back(_bin_counts("histc", a, [edges], None, False, x.dtype.np), x.dtype, x)
+    # the bin by division in the input's dtype, PyTorch's rule for histc (it can differ from
+    # the edges' own comparison by one bin for a value next to an edge)
+    dt = x.dtype.np
+    edges = _linspace(lo, hi, bins + 1, dt)
+    first, last = edges[0], edges[-1]
+    v = a.reshape(-1)
+    with np.errstate(invalid="ignore"):
+        inside = (v >= first) & (v <= last)
+        pos = ((v[inside] - first) * dt.type(bins) / (last - first)).astype(np.int64)
+    counts = np.bincount(np.minimum(pos, bins - 1), minlength=bins)
+    return _back(counts.astype(dt), x.dtype, x)
 
 
 def _edges_for(op: str, a: np.ndarray, bins, rng, dt, k: int) -> np.ndarray:
@@ -927,7 +942,7 @@ def renorm(input, p, dim: int, maxnorm) -> Tensor:
     if p <= 0:
         raise RuntimeError("renorm: non-positive-norm not supported")
     if maxnorm < 0:
-        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm:g}")
     d = wrap_dim(dim, _builtins.max(x.ndim, 1), "renorm")
     others = tuple(i for i in range(x.ndim) if i != d)
     norms = norm(x, p, others, keepdim=True)
