@@ -131,6 +131,13 @@ def test_integer_and_bool_dtypes_follow_torch(dtype):
         assert_like_torch(call, x)
 
 
+def test_var_mean_std_mean_positional_unbiased():
+    x = np.random.default_rng(3).uniform(-1, 1, (3, 4))
+    assert_like_torch(lambda m, t: m.var_mean(t, 1, False, True), x)
+    assert_like_torch(lambda m, t: m.std_mean(t, False), x)
+    assert_like_torch(lambda m, t: m.std_mean(t, (0, 1), correction=2, keepdim=True), x)
+
+
 def test_integer_searches_and_counts():
     seq, v = np.asarray([1, 3, 3, 7], np.int64), np.asarray([[0.5, 3.0], [7.0, 9.0]])
     assert_like_torch(lambda m, s, t: m.searchsorted(s, t, right=True), seq, v)

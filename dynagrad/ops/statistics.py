@@ -260,12 +260,10 @@ def _quantile(op: str, input, q, dim, keepdim: bool, interpolation: str, skip_na
     dt = x.dtype.np
     nans = np.isnan(_np(srt.detach())).sum(-1)
     qq = qs.astype(dt).reshape((1,) * len(lead) + (-1,))
-    if skip_nan:
-        ranks = qq * (n - nans - 1)[..., None].astype(dt)
-        ranks = np.where((n - nans)[..., None] == 0, dt.type(n - 1), ranks)
-    else:
-        ranks = np.where(nans[..., None] > 0, dt.type(n - 1), qq * dt.type(n - 1))
-    ranks = np.broadcast_to(ranks, lead + (qs.size,))
+    # the row's span (count of values - 1) and where its rank is forced to the last (NaN) one
+    span = ((n - nans - 1) if skip_nan else np.full(nans.shape, n - 1))[..., None].astype(dt)
+    forced = ((n - nans) == 0 if skip_nan else nans > 0)[..., None]
+    ranks = np.broadcast_to(np.where(forced, dt.type(n - 1), qq * span), lead + (qs.size,))
     lower, upper = np.floor(ranks), np.ceil(ranks)
     if interpolation in ("lower", "higher", "nearest"):
         pos = {"lower": lower, "higher": upper, "nearest": np.round(ranks)}[interpolation]
@@ -273,8 +271,15 @@ def _quantile(op: str, input, q, dim, keepdim: bool, interpolation: str, skip_na
     else:
         below = gather(srt, -1, _back(lower.astype(np.int64), int64, x))
         above = gather(srt, -1, _back(upper.astype(np.int64), int64, x))
-        w = np.full(ranks.shape, 0.5, dt) if interpolation == "midpoint" else ranks - lower
-        res = below + _back(w, x.dtype, x) * (above - below)
+        if interpolation == "midpoint":
+            w = _back(np.full(ranks.shape, 0.5, dt), x.dtype, x)
+        elif isinstance(q, Tensor) and q._requires_grad and grad_mode.GRAD_ENABLED[0]:
+            # the same weights as ops of q, so that q gets its gradient (as in PyTorch)
+            w = where(_back(np.broadcast_to(forced, ranks.shape), bool_, x), 0.0,
+                      q.reshape(-1) * _back(span, x.dtype, x) - _back(lower, x.dtype, x))
+        else:
+            w = _back(ranks - lower, x.dtype, x)
+        res = below + w * (above - below)
     res = res.reshape(kept + (qs.size,))
     if isinstance(q, Tensor) and q.ndim == 1:
         return res.movedim(-1, 0)
@@ -283,7 +288,8 @@ def _quantile(op: str, input, q, dim, keepdim: bool, interpolation: str, skip_na
 
 def quantile(input, q, dim=None, keepdim: bool = False, *, interpolation: str = "linear"):
     """The ``q``-th quantiles (``q`` a float or a 1-D tensor in [0, 1]; the result gets a leading
-    dim for a tensor ``q``) over ``dim`` or every element; NaN where a slice holds NaN.
+    dim for a 1-D ``q``, which receives a gradient under linear interpolation) over ``dim`` or
+    every element; NaN where a slice holds NaN.
     ``interpolation`` between the two neighbouring order statistics: linear, lower, higher,
     midpoint or nearest.
 
@@ -382,8 +388,15 @@ def msort(input) -> Tensor:
     return sort(x, 0).values
 
 
-def var_mean(input, dim=None, *, correction=1, keepdim: bool = False, unbiased=None) -> tuple:
-    """``(var(...), mean(...))`` over the same dims (``correction`` as ``var``)."""
+def var_mean(input, dim=None, unbiased=None, keepdim: bool = False, *, correction=1) -> tuple:
+    """``(var(...), mean(...))`` over the same dims (``correction`` as ``var``; PyTorch's older
+    positional ``unbiased`` too).
+
+    Example:
+        >>> import dynagrad as dg
+        >>> dg.var_mean(dg.tensor([1.0, 2.0, 3.0, 6.0]))
+        (tensor(4.6667), tensor(3.))
+    """
     x = as_tensor_arg(input, "var_mean")
     if isinstance(dim, bool):  # var_mean(x, unbiased)
         unbiased, dim = dim, None
@@ -391,7 +404,7 @@ def var_mean(input, dim=None, *, correction=1, keepdim: bool = False, unbiased=N
     return v, mean(x, wrap_dims(dim, x.ndim, "var_mean"), keepdim)
 
 
-def std_mean(input, dim=None, *, correction=1, keepdim: bool = False, unbiased=None) -> tuple:
+def std_mean(input, dim=None, unbiased=None, keepdim: bool = False, *, correction=1) -> tuple:
     """``(std(...), mean(...))`` over the same dims (``correction`` as ``var``)."""
     v, m = var_mean(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased)
     return v.sqrt(), m

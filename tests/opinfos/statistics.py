@@ -342,8 +342,12 @@ def _quantile_record(name, ref, nan_data):
         return samples
     grad = [Sample((uniform((3, 5), 13), 0.3, 1)), Sample((uniform((4, 3), 14), 0.6, 0, True)),
             Sample((uniform((2, 5), 15), 0.4), dict(dim=1, interpolation="midpoint")),
-            Sample((uniform((6,), 16), 0.9))]
-    cuda = [Sample((signed((2, 3)), 0.4, 1))]
+            Sample((uniform((6,), 16), 0.9)),
+            # q as an input under test: its gradient through the interpolation weights
+            Sample((uniform((3, 6), 17), np.asarray([0.15, 0.5, 0.93])), dict(dim=1)),
+            Sample((uniform((5,), 18), np.asarray(0.35)))]
+    cuda = [Sample((signed((2, 3)), 0.4, 1)),
+            Sample((signed((2, 3)), np.asarray([0.3, 0.8])), dict(dim=0))]
     return record(name, ref, forward, grad, cuda)
 
 
