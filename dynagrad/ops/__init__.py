@@ -1,5 +1,5 @@
 """The op registry and the op families. Importing this package attaches every Tensor method."""
 from . import elementwise, indexing, linalg, movement, reduce, tensor_methods  # noqa: F401
-from . import statistics  # noqa: F401  (after reduce and indexing, which it composes)
+from . import sets, statistics  # noqa: F401  (after reduce and indexing, which they compose)
 from . import nn  # noqa: F401  (after the families it composes)
 from .registry import FUNCTIONS, REGISTRY  # noqa: F401

@@ -1,5 +1,5 @@
 """Records of the order statistics, NaN-aware and paired reductions, running extremes, sets,
-histograms, searches and differences (``dynagrad/ops/statistics.py``).
+histograms, searches and differences (``dynagrad/ops/statistics.py`` and ``ops/sets.py``).
 
 The references are float64 NumPy written independently of the implementation: PyTorch's lower
 median and its index rules (the first NaN, the last occurrence of the mode, the latest index of a
