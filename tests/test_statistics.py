@@ -254,6 +254,7 @@ def test_methods_exactly_where_torch_has_them():
     lambda m, x: m.diff(x, -1), lambda m, x: m.diff(x, prepend=x[0]),
     lambda m, x: m.trapezoid(x, x[0, :2]), lambda m, x: m.renorm(x, 0, 0, 1.0),
     lambda m, x: m.renorm(x, 2, 0, -1.0), lambda m, x: m.renorm(x, 2, 5, 1.0),
+    lambda m, x: m.renorm(x[0], 2, 0, 1.0),
     lambda m, x: m.unique(x, dim=4), lambda m, x: m.logcumsumexp(x.long(), 0),
 ])
 def test_errors_match_torch(call):

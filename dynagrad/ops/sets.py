@@ -283,7 +283,8 @@ def _histogramdd(op: str, x: Tensor, dims: int, bins, rng, weight, density, poin
 def histogram(input, bins=100, *, range=None, weight=None, density: bool = False):
     """``(hist, bin_edges)``: counts (or summed ``weight``; a density with ``density``) of every
     element in ``bins`` (an int: equal bins over ``range`` or the data's range; a 1-D tensor:
-    the edges).
+    the edges). An element exactly on a computed edge goes to the bin the edge opens; PyTorch's
+    edges round differently with the CPU's vector width, so there it may land one bin lower.
 
     Example:
         >>> import dynagrad as dg

@@ -595,7 +595,9 @@ def renorm(input, p, dim: int, maxnorm) -> Tensor:
         raise RuntimeError("renorm: non-positive-norm not supported")
     if maxnorm < 0:
         raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm:g}")
-    d = wrap_dim(dim, max(x.ndim, 1), "renorm")
+    if x.ndim < 2:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {x.ndim} dimensions")
+    d = wrap_dim(dim, x.ndim, "renorm")
     others = tuple(i for i in range(x.ndim) if i != d)
     norms = norm(x, p, others, keepdim=True)
     return x * where(norms > maxnorm, maxnorm / (norms + 1e-7), 1.0)
@@ -608,7 +610,10 @@ def norm_except_dim(v, pow=2, dim: int = 0) -> Tensor:
     if dim == -1:
         return norm(x, pow)
     d = wrap_dim(dim, max(x.ndim, 1), "norm_except_dim")
-    return norm(x, pow, tuple(i for i in range(x.ndim) if i != d), keepdim=True)
+    size = x.shape[d] if x.ndim else 1
+    # each slice flattened to a row (a 1-D input: rows of one element, the norm is |v|)
+    rows = x.movedim(d, 0).reshape(size, -1) if x.ndim else x.reshape(1, 1)
+    return norm(rows, pow, 1).reshape(tuple(size if i == d else 1 for i in range(x.ndim)))
 
 
 for _name, _fn, _method in (

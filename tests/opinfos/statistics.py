@@ -267,6 +267,8 @@ def _renorm(a, p, dim, maxnorm):
 def _norm_except_dim(v, pow=2, dim=0):
     if dim == -1:
         return np.sum(np.abs(v) ** pow) ** (1.0 / pow)
+    if v.ndim == 1:
+        return np.abs(v)
     others = tuple(i for i in range(v.ndim) if i != dim)
     return np.sum(np.abs(v) ** pow, axis=others, keepdims=True) ** (1.0 / pow)
 
@@ -460,7 +462,7 @@ def _renorm_samples():
 def _norm_except_dim_samples():
     x = uniform((3, 4), 83)
     return [Sample((x,)), Sample((x, 2, 1), layout="T"), Sample((x, 3, 0)), Sample((x, 2, -1)),
-            Sample((uniform((2, 3, 2), 84), 1, 2))]
+            Sample((uniform((2, 3, 2), 84), 1, 2)), Sample((uniform((4,), 85), 2, 0))]
 
 
 RECORDS = [
