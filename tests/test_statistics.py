@@ -256,6 +256,10 @@ def test_methods_exactly_where_torch_has_them():
     lambda m, x: m.renorm(x, 2, 0, -1.0), lambda m, x: m.renorm(x, 2, 5, 1.0),
     lambda m, x: m.renorm(x[0], 2, 0, 1.0),
     lambda m, x: m.unique(x, dim=4), lambda m, x: m.logcumsumexp(x.long(), 0),
+    lambda m, x: (x > 1).median(), lambda m, x: (x > 1).median(0),
+    lambda m, x: (x > 1).nanmedian(), lambda m, x: (x > 1).kthvalue(1),
+    lambda m, x: m.isin(x > 1, x > 0), lambda m, x: m.searchsorted(x[0] > 1, x[0] > 1),
+    lambda m, x: m.bincount((x > 1)[0]),
 ])
 def test_errors_match_torch(call):
     x = np.asarray([[3.0, 1.0, 2.0], [0.5, 4.0, -1.0]])

@@ -115,6 +115,8 @@ def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool =
         raise TypeError(f"isin(): expected a Tensor for elements or test_elements, got "
                         f"{describe(elements)} and {describe(test_elements)}")
     like = elements if isinstance(elements, Tensor) else test_elements
+    if like.dtype is bool_:
+        raise RuntimeError("Unsupported input type encountered for isin(): Bool")
     a = _np(elements) if isinstance(elements, Tensor) else np.asarray(elements)
     b = _np(test_elements) if isinstance(test_elements, Tensor) else np.asarray(test_elements)
     return _back(np.isin(a, b, assume_unique=assume_unique, invert=invert), bool_, like)
@@ -337,6 +339,8 @@ def searchsorted(sorted_sequence, input, *, out_int32: bool = False, right: bool
         tensor([1, 2])
     """
     seq = as_tensor_arg(sorted_sequence, "searchsorted", "sorted_sequence")
+    if seq.dtype is bool_:
+        raise NotImplementedError('"searchsorted_out_cpu" not implemented for \'Bool\'')
     if side is not None:
         if side not in ("left", "right"):
             raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but "

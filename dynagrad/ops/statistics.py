@@ -65,6 +65,12 @@ def _tracks(x: Tensor) -> bool:
     return x._requires_grad and grad_mode.GRAD_ENABLED[0]
 
 
+def _no_bool(kernel: str, x: Tensor) -> None:
+    """Selections by order have no meaning for bool in PyTorch: it names its kernel."""
+    if x.dtype is bool_:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+
+
 def _check_reduced_nonempty(op: str, x: Tensor, d: int) -> None:
     if x.ndim and x.shape[d] == 0:
         raise IndexError(f"{op}(): Expected reduction dim {d} to have non-zero size.")
@@ -147,6 +153,7 @@ def median(input, dim=None, keepdim: bool = False):
         tensor(2.)
     """
     x = as_tensor_arg(input, "median")
+    _no_bool("median_cpu" if dim is None else "median_out", x)
     if dim is None:
         return _full_select("median", x, _median_rank)
     return values_indices["median"](*_pick("median", x, dim, keepdim, _median_rank))
@@ -161,6 +168,7 @@ def nanmedian(input, dim=None, keepdim: bool = False):
         tensor(1.)
     """
     x = as_tensor_arg(input, "nanmedian")
+    _no_bool("median_cpu" if dim is None else "median_out", x)
     if dim is None:
         return _full_select("nanmedian", x, _nanmedian_rank)
     return values_indices["nanmedian"](*_pick("nanmedian", x, dim, keepdim, _nanmedian_rank))
@@ -175,6 +183,7 @@ def kthvalue(input, k: int, dim: int = -1, keepdim: bool = False):
         kthvalue(values=tensor(3.), indices=tensor(2))
     """
     x = as_tensor_arg(input, "kthvalue")
+    _no_bool("kthvalue_cpu", x)
     if not isinstance(k, (int, np.integer)) or isinstance(k, bool):
         raise TypeError(f"kthvalue(): argument 'k' must be int, not {type(k).__name__}")
     d = wrap_dim(dim, max(x.ndim, 1), "kthvalue")
