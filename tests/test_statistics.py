@@ -195,6 +195,21 @@ def test_full_median_gradient_is_shared_by_ties():
     check(x.grad, np.asarray([0.0, 0.0, 0.5, 0.5, 0.0]), dg.float32)
 
 
+@pytest.mark.parametrize("call,nan", [
+    (lambda m, x: m.aminmax(x, dim=1)[0] * 2 + m.aminmax(x, dim=1)[1] * 3, False),
+    (lambda m, x: m.aminmax(x)[0] * 2 + m.aminmax(x)[1] * 3, False),
+    (lambda m, x: x.nanmedian(), True), (lambda m, x: m.nansum(x, 1), True),
+    (lambda m, x: m.nanmean(x, 0), True), (lambda m, x: x.median(), True),
+])
+def test_gradients_at_ties_and_nan_follow_torch(call, nan):
+    a = np.asarray([[1.0, 3.0, 3.0, NAN, 0.0], [2.0, 2.0, 2.0, 2.0, 2.0]])
+    a = a if nan else np.nan_to_num(a, nan=0.0)
+    xd, xt = dg.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    call(dg, xd).sum().backward()
+    call(torch, xt).sum().backward()
+    np.testing.assert_allclose(xd.grad.numpy(), xt.grad.numpy(), rtol=1e-12)
+
+
 # --- in-place forms -----------------------------------------------------------------------------
 
 def test_cumsum_cumprod_renorm_in_place():
