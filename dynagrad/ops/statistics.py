@@ -128,6 +128,10 @@ class _EvenlyDistributed(Node):
         return (where(hit, g / count, 0.0),)
 
 
+_FULL_NODES = {"median": type("MedianBackward0", (_EvenlyDistributed,), {}),
+               "nanmedian": type("NanmedianBackward0", (_EvenlyDistributed,), {})}
+
+
 def _full_select(op: str, x: Tensor, rank) -> Tensor:
     """``median()``/``nanmedian()`` over every element."""
     if x.numel() == 0:
@@ -137,7 +141,7 @@ def _full_select(op: str, x: Tensor, rank) -> Tensor:
     with grad_mode.no_grad():
         out = _pick(op, x.detach().reshape(-1), 0, False, rank)[0]
     if _tracks(x):
-        node = type(op.capitalize() + "Backward0", (_EvenlyDistributed,), {})()
+        node = _FULL_NODES[op]()
         node.save(x, out)
         record(node, (x,), (out,))
     return out
@@ -212,7 +216,8 @@ def _mode_rank(srt, nans):
 
 def mode(input, dim: int = -1, keepdim: bool = False):
     """The most frequent value along ``dim`` (the smallest among equally frequent ones) and the
-    index of its last occurrence.
+    index of its last occurrence. Each NaN counts once (PyTorch's result with NaN depends on the
+    arbitrary order its sort leaves NaNs in).
 
     Example:
         >>> import dynagrad as dg
