@@ -35,13 +35,13 @@ from ..autograd import grad_mode
 from ..autograd.function import Node, record
 from ..dtypes import bool_, int64
 from ..errors import describe
-from ..kernels.buffers import device_index, host, move_array
 from ..shapes import wrap_dim, wrap_dims
-from ..tensor import Tensor, _wrap
+from ..tensor import Tensor
 from ._util import as_tensor_arg
 from .elementwise import where
 from .indexing import _inplace_variant, gather, sort
 from .movement import cat
+from .placement import host_array, like
 from .reduce import amax, amin, mean, norm, values_indices, var
 from .registry import register
 
@@ -50,15 +50,12 @@ aminmax_result = namedtuple("aminmax", ["min", "max"])
 
 # --- host helpers -------------------------------------------------------------------------
 
-def _np(x: Tensor) -> np.ndarray:
-    """``x``'s values as a NumPy array (a host copy of a CUDA tensor)."""
-    return np.asarray(host(x._data))
+_np = host_array  # x's values as a NumPy array (a host copy of a CUDA tensor)
 
 
-def _back(arr, dt, like: Tensor) -> Tensor:
-    """A host result as a tensor of ``dt`` on ``like``'s device."""
-    arr = np.asarray(arr, dtype=dt.np, order="C")
-    return _wrap(move_array(arr, device_index(like._data)), dt)
+def _back(arr, dt, ref: Tensor) -> Tensor:
+    """A host result as a C-ordered tensor of ``dt`` on ``ref``'s device."""
+    return like(np.asarray(arr, dtype=dt.np, order="C"), ref, dt)
 
 
 def _tracks(x: Tensor) -> bool:
