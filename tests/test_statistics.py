@@ -149,6 +149,18 @@ def test_integer_searches_and_counts():
     assert_like_torch(lambda m, t: m.bucketize(5, t), seq)
 
 
+def test_batched_searchsorted_follows_torch():
+    # every row merged at once: ties, both sides, empty rows and an empty batch
+    rng = np.random.default_rng(7)
+    for lead, m, k in (((3,), 5, 4), ((2, 2), 3, 6), ((2,), 0, 3), ((0,), 4, 2), ((3,), 4, 0)):
+        seq = np.sort(rng.integers(-3, 4, lead + (m,)).astype(float), -1)
+        values = rng.integers(-4, 5, lead + (k,)).astype(float)
+        if values.size:
+            values.flat[0] = NAN
+        for right in (False, True):
+            assert_like_torch(lambda mod, s, v: mod.searchsorted(s, v, right=right), seq, values)
+
+
 def test_histograms_follow_torch():
     x = np.asarray([-1.5, 0.2, 0.2, 7.0, NAN, 2.5, 3.0, -3.0], np.float32)
     assert_like_torch(lambda m, t: m.histc(t, 5, -2, 3), x)  # outside and NaN: not counted

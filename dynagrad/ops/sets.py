@@ -315,16 +315,23 @@ def histogramdd(input, bins=10, *, range=None, weight=None, density: bool = Fals
 # --- searches -----------------------------------------------------------------------------
 
 def _search(sorted_np: np.ndarray, values: np.ndarray, right: bool) -> np.ndarray:
-    """``np.searchsorted`` row by row (the leading dims of both index the rows)."""
-    side = "right" if right else "left"
+    """``np.searchsorted`` row by row (the leading dims of both index the rows), for all rows at
+    once: each row's values are merged into its sequence by one stable sort, a value placed
+    before the equal sequence elements (left side) or after them (right side); its position is
+    then the count of sequence elements sorted before it."""
     if sorted_np.ndim == 1:
-        return np.searchsorted(sorted_np, values, side=side)
-    lead = sorted_np.shape[:-1]
-    seq = sorted_np.reshape(-1, sorted_np.shape[-1])
-    vals = values.reshape(seq.shape[0], -1)
-    out = np.stack([np.searchsorted(s, v, side=side) for s, v in zip(seq, vals)]) \
-        if seq.shape[0] else np.zeros(vals.shape, np.int64)
-    return out.reshape(lead + values.shape[-1:])
+        return np.searchsorted(sorted_np, values, side="right" if right else "left")
+    lead, m, k = sorted_np.shape[:-1], sorted_np.shape[-1], values.shape[-1]
+    rows = math.prod(lead)
+    seq, vals = sorted_np.reshape(rows, m), values.reshape(rows, k)
+    merged = np.concatenate([seq, vals] if right else [vals, seq], axis=-1)
+    order = np.argsort(merged, axis=-1, kind="stable")
+    from_seq = order < m if right else order >= k
+    before = np.cumsum(from_seq, axis=-1)  # sequence elements up to each sorted position
+    slot = (order[~from_seq] - (m if right else 0)).reshape(rows, k)
+    out = np.empty(vals.shape, np.int64)
+    np.put_along_axis(out, slot, before[~from_seq].reshape(rows, k), axis=-1)
+    return out.reshape(lead + (k,))
 
 
 def searchsorted(sorted_sequence, input, *, out_int32: bool = False, right: bool = False,
@@ -332,6 +339,8 @@ def searchsorted(sorted_sequence, input, *, out_int32: bool = False, right: bool
     """Where each of ``input`` would go in ``sorted_sequence`` (sorted along its last dim; 1-D,
     or with the same leading dims as ``input``) to keep it sorted: the first such position, or
     the last with ``right=True`` / ``side="right"``. ``sorter`` sorts an unsorted sequence.
+    NaN counts as the largest value (a sequence holding NaN has no defined answer in PyTorch,
+    whose binary search treats NaN as unordered).
 
     Example:
         >>> import dynagrad as dg
