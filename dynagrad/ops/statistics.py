@@ -543,6 +543,9 @@ def _integral_float(y: Tensor) -> Tensor:
 def _spacing(op: str, y: Tensor, x, dx, d: int):
     """The sample spacings along ``d``: ``diff(x)`` viewed to broadcast against ``y``'s
     intervals, or the constant ``dx`` (1 by default)."""
+    if x is not None and dx is not None:
+        raise TypeError(f"{op}() received an invalid combination of arguments: pass the sample "
+                        f"points x or their spacing dx, not both")
     if x is None:
         return 1.0 if dx is None else dx
     x = as_tensor_arg(x, op, "x")
@@ -564,8 +567,6 @@ def trapezoid(y, x=None, *, dx=None, dim: int = -1) -> Tensor:
         tensor(4.5000)
     """
     y = _integral_float(as_tensor_arg(y, "trapezoid", "y"))
-    if x is not None and dx is not None:
-        raise RuntimeError("trapezoid: received both x and dx; pass one")
     d = wrap_dim(dim, max(y.ndim, 1), "trapezoid")
     if y.shape[d] == 0:
         return y.sum(d)
