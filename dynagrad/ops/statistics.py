@@ -264,7 +264,7 @@ def _quantile(op: str, input, q, dim, keepdim: bool, interpolation: str, skip_na
     lead = tuple(srt.shape[:-1])
     # the rank of each quantile in each row, computed in the input's dtype as PyTorch does
     dt = x.dtype.np
-    nans = np.isnan(_np(srt.detach())).sum(-1)
+    nans = _np(srt.detach().isnan().sum(-1))  # (only the counts cross to the host)
     qq = qs.astype(dt).reshape((1,) * len(lead) + (-1,))
     # the row's span (count of values - 1) and where its rank is forced to the last (NaN) one
     span = ((n - nans - 1) if skip_nan else np.full(nans.shape, n - 1))[..., None].astype(dt)
