@@ -153,7 +153,7 @@ def bincount(input, weights=None, minlength: int = 0) -> Tensor:
 
 def _linspace(lo, hi, steps: int, dt) -> np.ndarray:
     """``steps`` evenly spaced values from ``lo`` to ``hi`` in ``dt``, each half counted from its
-    own end (PyTorch's rule, so the edges match it to the bit)."""
+    own end (the rule of PyTorch's scalar loop, whose rounding its edges share)."""
     lo, hi = dt.type(lo), dt.type(hi)
     if steps == 1:
         return np.asarray([lo], dt)
@@ -164,7 +164,7 @@ def _linspace(lo, hi, steps: int, dt) -> np.ndarray:
                     hi - step * (steps - i - 1).astype(dt)).astype(dt)
 
 
-def _bin_counts(op: str, a: np.ndarray, edges: list, weight, density: bool, dt) -> np.ndarray:
+def _bin_counts(a: np.ndarray, edges: list, weight, density: bool, dt) -> np.ndarray:
     """Counts (or summed weights) of the rows of ``a`` (N, D) in the bins ``edges[k]`` (each
     bin half open, the last closed); rows outside every range or with NaN are dropped."""
     n, dims = a.shape
@@ -278,7 +278,7 @@ def _histogramdd(op: str, x: Tensor, dims: int, bins, rng, weight, density, poin
             raise RuntimeError(f"{op}(): weight should have the same shape as the input "
                                f"(got {describe(weight)})")
         w = _np(weight).reshape(-1)
-    hist = _back(_bin_counts(op, a, edges, w, density, x.dtype.np), x.dtype, x)
+    hist = _back(_bin_counts(a, edges, w, density, x.dtype.np), x.dtype, x)
     return hist, [_back(e, x.dtype, x) for e in edges]
 
 
