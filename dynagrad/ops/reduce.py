@@ -35,7 +35,7 @@ from .registry import register
 
 values_indices = {name: namedtuple(name, ["values", "indices"])
                   for name in ("max", "min", "sort", "topk", "kthvalue", "mode", "median",
-                               "cummax", "cummin")}
+                               "nanmedian", "cummax", "cummin")}
 
 # (init, combine statement, final expression) per reduction and dtype category
 _FOLDS = {
@@ -698,9 +698,19 @@ def cumprod(input, dim: int, *, dtype=None) -> Tensor:
     return out
 
 
+def _inplace_scan(fn):
+    """``cumsum_``/``cumprod_``: the scan written back into ``self`` (the indexing family's
+    in-place rule, imported on use: ``ops.indexing`` imports this module)."""
+    def method_(self, *args, **kwargs):
+        from .indexing import _inplace_variant
+        return _inplace_variant(fn)(self, *args, **kwargs)
+    method_.__name__ = fn.__name__ + "_"
+    return method_
+
+
 for _name, _fn in (("sum", sum), ("mean", mean), ("prod", prod), ("amax", amax), ("amin", amin),
                    ("argmax", argmax), ("argmin", argmin), ("max", max), ("min", min),
                    ("all", all), ("any", any), ("var", var), ("std", std),
                    ("logsumexp", logsumexp), ("norm", norm), ("cumsum", cumsum),
                    ("cumprod", cumprod)):
-    register(_name, _fn, "reduce")
+    register(_name, _fn, "reduce", inplace=_inplace_scan(_fn) if _name.startswith("cum") else None)
