@@ -29,8 +29,8 @@ import pytest
 import dynagrad as dg
 from dynagrad.ops.registry import REGISTRY
 
-FAMILIES = ("elementwise", "reduce", "movement", "indexing", "linalg", "nn", "special", "complex", "fft",
-            "statistics")
+FAMILIES = ("elementwise", "reduce", "movement", "indexing", "linalg", "nn", "special", "complex",
+            "fft", "statistics")
 
 # dtype name -> (rtol, atol); a dtype that a Tol does not name is compared exactly
 Tol = dict
