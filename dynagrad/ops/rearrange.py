@@ -94,14 +94,6 @@ def flipud(input: Tensor) -> Tensor:
     return flip(input, dims=(0,))
 
 
-def adjoint(input: Tensor) -> Tensor:
-    """The conjugate transpose of the last two dims (a view; real tensors: the transpose)."""
-    if input.ndim < 2:
-        raise RuntimeError(f"tensor.adjoint() is only supported on matrices or batches of "
-                           f"matrices. Got {input.ndim}-D tensor.")
-    return transpose(input, -2, -1)
-
-
 # --- splits -------------------------------------------------------------------------------
 
 def tensor_split(input: Tensor, indices_or_sections, dim: int = 0) -> tuple:
@@ -461,7 +453,7 @@ def repeat_interleave(input: Tensor, repeats=None, dim: int | None = None, *,
 
 for _name, _fn, _method in (
         ("rot90", rot90, True), ("fliplr", fliplr, True), ("flipud", flipud, True),
-        ("adjoint", adjoint, True), ("tensor_split", tensor_split, True),
+        ("tensor_split", tensor_split, True),
         ("hsplit", hsplit, True), ("vsplit", vsplit, True), ("dsplit", dsplit, True),
         ("split_with_sizes", split_with_sizes, True), ("atleast_1d", atleast_1d, False),
         ("atleast_2d", atleast_2d, False), ("atleast_3d", atleast_3d, False),

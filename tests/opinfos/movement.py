@@ -357,8 +357,6 @@ RECORDS += [
         [Case([(2, 3)], 3)]),
     movement("fliplr", np.fliplr, [Case([(2, 3)]), Case([(2, 3, 2)])], [Case([(2, 3)])]),
     movement("flipud", np.flipud, [Case([(3,)]), Case([(2, 3)])], [Case([(2, 3)])]),
-    movement("adjoint", lambda a: np.swapaxes(a, -1, -2), [Case([(2, 3)]), Case([(2, 3, 2)])],
-             [Case([(2, 3)])]),
     movement("tensor_split", lambda a, s, dim=0: np.array_split(a, s, axis=dim), [
         Case([(7, 2)], 3), Case([(7, 2)], [1, 5, 3]), Case([(2, 5)], [-2], dim=1),
         Case([(3, 2)], 5)], [Case([(5, 2)], 2)]),
