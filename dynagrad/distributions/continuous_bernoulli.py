@@ -17,6 +17,7 @@ from numbers import Number
 from typing import ClassVar
 
 from ..nn.functional import binary_cross_entropy_with_logits
+from ..ops.elementwise import where
 from ..random import rand
 from ..tensor import Size
 from . import constraints
@@ -86,8 +87,8 @@ class ContinuousBernoulli(ExponentialFamily):
     def _cut_probs(self):
         """p where stable, else a stand-in (lims[0]) so that the unused closed form stays
         finite (and so do its gradients)."""
-        return self.probs.where(self._stable(), self.probs.new_full(self.probs.shape,
-                                                                    self._lims[0]))
+        return where(self._stable(), self.probs,
+                     self.probs.new_full(self.probs.shape, self._lims[0]))
 
     def _cont_bern_log_norm(self):
         p = self._cut_probs()
@@ -95,7 +96,7 @@ class ContinuousBernoulli(ExponentialFamily):
         log_norm = ((-p).log1p() - p.log()).abs().log() - (1.0 - 2.0 * p).abs().log()
         x = (self.probs - 0.5).pow(2)
         taylor = math.log(2.0) + (4.0 / 3.0 + 104.0 / 45.0 * x) * x
-        return log_norm.where(self._stable(), taylor)
+        return where(self._stable(), log_norm, taylor)
 
     @property
     def mean(self):
@@ -103,7 +104,7 @@ class ContinuousBernoulli(ExponentialFamily):
         mus = p / (2.0 * p - 1.0) + 1.0 / ((-p).log1p() - p.log())
         d = self.probs - 0.5
         taylor = 0.5 + (1.0 / 3.0 + 16.0 / 45.0 * d.pow(2)) * d
-        return mus.where(self._stable(), taylor)
+        return where(self._stable(), mus, taylor)
 
     @property
     def stddev(self):
@@ -116,7 +117,7 @@ class ContinuousBernoulli(ExponentialFamily):
                + 1.0 / ((-p).log1p() - p.log()).pow(2))
         x = (self.probs - 0.5).pow(2)
         taylor = 1.0 / 12.0 - (1.0 / 15.0 - 128.0 / 945.0 * x) * x
-        return var.where(self._stable(), taylor)
+        return where(self._stable(), var, taylor)
 
     def sample(self, sample_shape=()):
         from ..autograd import no_grad
@@ -140,15 +141,15 @@ class ContinuousBernoulli(ExponentialFamily):
             self._validate_sample(value)
         p = self._cut_probs()
         cdfs = (p.pow(value) * (1.0 - p).pow(1.0 - value) + p - 1.0) / (2.0 * p - 1.0)
-        inside = cdfs.where(self._stable(), value)
-        return inside.clamp(0.0, 1.0).where((value > 0) & (value < 1),
-                                            (value >= 1).to(value.dtype))
+        inside = where(self._stable(), cdfs, value)
+        return where((value > 0) & (value < 1), inside.clamp(0.0, 1.0),
+                     (value >= 1).to(value.dtype))
 
     def icdf(self, value):
         p = self._cut_probs()
         closed = (((-p) + value * (2.0 * p - 1.0)).log1p() - (-p).log1p()) \
             / (p.log() - (-p).log1p())
-        return closed.where(self._stable(), value)
+        return where(self._stable(), closed, value)
 
     def entropy(self):
         log_probs0 = (-self.probs).log1p()
@@ -162,7 +163,7 @@ class ContinuousBernoulli(ExponentialFamily):
     def _log_normalizer(self, x):
         """log of the normaliser as a function of the natural parameter (the logit)."""
         stable = (x <= self._lims[0] - 0.5) | (x > self._lims[1] - 0.5)
-        cut = x.where(stable, x.new_full(x.shape, self._lims[0] - 0.5))
+        cut = where(stable, x, x.new_full(x.shape, self._lims[0] - 0.5))
         log_norm = cut.expm1().abs().log() - cut.abs().log()
         taylor = 0.5 * x + x.pow(2) / 24.0 - x.pow(4) / 2880.0
-        return log_norm.where(stable, taylor)
+        return where(stable, log_norm, taylor)

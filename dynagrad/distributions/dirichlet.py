@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from ..nn.functional import one_hot
+from ..ops.elementwise import where
 from ..random import _standard_gamma
 from . import constraints
 from ._special import digamma, lgamma, xlogy
@@ -62,7 +63,7 @@ class Dirichlet(ExponentialFamily):
         # every concentration below 1: the density peaks at a vertex (the largest one)
         vertex = one_hot(self.concentration.argmax(-1), cm1.shape[-1]).to(mode.dtype)
         all_below = (self.concentration < 1).all(-1, keepdim=True)
-        return vertex.where(all_below, mode) if all_below.any() else mode
+        return where(all_below, vertex, mode)
 
     @property
     def variance(self):

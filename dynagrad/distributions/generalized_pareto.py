@@ -12,6 +12,7 @@ from __future__ import annotations
 from numbers import Number
 from typing import ClassVar
 
+from ..ops.elementwise import where
 from ..random import rand
 from ..tensor import Size
 from . import constraints
@@ -56,7 +57,7 @@ class GeneralizedPareto(Distribution):
         zero, c = self._zero_and_safe()
         power = 1 / c + 1
         tail = (power * (c * z).log1p()).masked_fill(power == 0, 0.0)
-        return -self.scale.log() - z.where(zero, tail)
+        return -self.scale.log() - where(zero, z, tail)
 
     def log_survival_function(self, value):
         """log P(X > value)."""
@@ -64,7 +65,7 @@ class GeneralizedPareto(Distribution):
             self._validate_sample(value)
         z = (value - self.loc) / self.scale
         zero, c = self._zero_and_safe()
-        return (-z).where(zero, -(c * z).log1p() / c)
+        return where(zero, -z, -(c * z).log1p() / c)
 
     def log_cdf(self, value):
         return (-self.log_survival_function(value).exp()).log1p()
@@ -75,8 +76,8 @@ class GeneralizedPareto(Distribution):
     def icdf(self, value):
         zero, c = self._zero_and_safe()
         log_u = (-value).log1p()
-        return (self.loc - self.scale * log_u).where(
-            zero, self.loc + self.scale / c * (-c * log_u).expm1())
+        return where(zero, self.loc - self.scale * log_u,
+                     self.loc + self.scale / c * (-c * log_u).expm1())
 
     @property
     def mean(self):
