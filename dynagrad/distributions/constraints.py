@@ -50,6 +50,11 @@ __all__ = [
 ]
 
 
+def _show(bound):
+    """A bound as PyTorch's f-strings show it: a 0-dim tensor as its number."""
+    return bound.item() if isinstance(bound, Tensor) and bound.dim() == 0 else bound
+
+
 class Constraint:
     """A region of values. ``is_discrete``: integer valued; ``event_dim``: how many rightmost
     dimensions make one event (checked together)."""
@@ -183,8 +188,8 @@ class _IntegerInterval(Constraint):
         return (value % 1 == 0) & (self.lower_bound <= value) & (value <= self.upper_bound)
 
     def __repr__(self) -> str:
-        return (f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound}, "
-                f"upper_bound={self.upper_bound})")
+        return (f"{self.__class__.__name__[1:]}(lower_bound={_show(self.lower_bound)}, "
+                f"upper_bound={_show(self.upper_bound)})")
 
 
 class _IntegerLessThan(Constraint):
@@ -198,7 +203,7 @@ class _IntegerLessThan(Constraint):
         return (value % 1 == 0) & (value <= self.upper_bound)
 
     def __repr__(self) -> str:
-        return f"{self.__class__.__name__[1:]}(upper_bound={self.upper_bound})"
+        return f"{self.__class__.__name__[1:]}(upper_bound={_show(self.upper_bound)})"
 
 
 class _IntegerGreaterThan(Constraint):
@@ -212,7 +217,7 @@ class _IntegerGreaterThan(Constraint):
         return (value % 1 == 0) & (value >= self.lower_bound)
 
     def __repr__(self) -> str:
-        return f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound})"
+        return f"{self.__class__.__name__[1:]}(lower_bound={_show(self.lower_bound)})"
 
 
 class _Real(Constraint):
@@ -229,7 +234,7 @@ class _GreaterThan(Constraint):
         return self.lower_bound < value
 
     def __repr__(self) -> str:
-        return f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound})"
+        return f"{self.__class__.__name__[1:]}(lower_bound={_show(self.lower_bound)})"
 
 
 class _GreaterThanEq(_GreaterThan):
@@ -246,7 +251,7 @@ class _LessThan(Constraint):
         return value < self.upper_bound
 
     def __repr__(self) -> str:
-        return f"{self.__class__.__name__[1:]}(upper_bound={self.upper_bound})"
+        return f"{self.__class__.__name__[1:]}(upper_bound={_show(self.upper_bound)})"
 
 
 class _Interval(Constraint):
@@ -259,8 +264,8 @@ class _Interval(Constraint):
         return (self.lower_bound <= value) & (value <= self.upper_bound)
 
     def __repr__(self) -> str:
-        return (f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound}, "
-                f"upper_bound={self.upper_bound})")
+        return (f"{self.__class__.__name__[1:]}(lower_bound={_show(self.lower_bound)}, "
+                f"upper_bound={_show(self.upper_bound)})")
 
 
 class _HalfOpenInterval(_Interval):

@@ -63,7 +63,7 @@ class Distribution:
                     raise ValueError(
                         f"Expected parameter {param} ({type(value).__name__} of shape "
                         f"{tuple(value.shape)}) of distribution {self!r} to satisfy the constraint "
-                        f"{constraint!r}, but found invalid values:\n{value}")
+                        f"{constraint!r}, but found invalid values:\n{_fmt(value)}")
         super().__init__()
 
     def expand(self, batch_shape, _instance=None):
@@ -169,7 +169,7 @@ class Distribution:
             raise ValueError(
                 f"Expected value argument ({type(value).__name__} of shape {tuple(value.shape)}) "
                 f"to be within the support ({support!r}) of the distribution {self!r}, but found "
-                f"invalid values:\n{value}")
+                f"invalid values:\n{_fmt(value)}")
 
     def _get_checked_instance(self, cls, _instance=None):
         if _instance is None and type(self).__init__ != cls.__init__:
@@ -180,9 +180,14 @@ class Distribution:
 
     def __repr__(self) -> str:
         names = [k for k in self.arg_constraints if k in self.__dict__]
-        args = ", ".join(f"{p}: {self.__dict__[p] if self.__dict__[p].numel() == 1 else self.__dict__[p].size()}"
-                         for p in names)
+        args = ", ".join(f"{p}: {_fmt(v) if v.numel() == 1 else v.size()}"
+                         for p, v in ((p, self.__dict__[p]) for p in names))
         return f"{self.__class__.__name__}({args})"
+
+
+def _fmt(t):
+    """How PyTorch formats a tensor in an f-string: a 0-dim tensor as its number."""
+    return t.item() if t.dim() == 0 else t
 
 
 def _expanded(dist, cls, batch_shape, _instance, names) -> Distribution:

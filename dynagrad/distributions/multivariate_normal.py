@@ -34,8 +34,8 @@ __all__ = ["MultivariateNormal"]
 def _precision_to_scale_tril(precision):
     """The lower Cholesky factor of the covariance, from the precision matrix P: with
     flip(P) = Lf Lf^T, P^-1 = (flip(Lf)^-T)(flip(Lf)^-1) and flip(Lf)^-T is lower."""
-    lf = cholesky(precision.flip(-2, -1))
-    l_inv = lf.flip(-2, -1).mT
+    lf = cholesky(precision.flip((-2, -1)))
+    l_inv = lf.flip((-2, -1)).mT
     n = precision.shape[-1]
     return solve_triangular(l_inv, eye(n, dtype=precision.dtype, device=precision.device),
                             upper=False)

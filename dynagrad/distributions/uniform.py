@@ -8,7 +8,6 @@ Example:
 from __future__ import annotations
 
 from numbers import Number
-from typing import ClassVar
 
 from ..random import rand
 from ..tensor import Size
@@ -22,16 +21,17 @@ __all__ = ["Uniform"]
 class Uniform(Distribution):
     """Uniform(low, high): constant density on the half-open interval [low, high)."""
 
-    arg_constraints: ClassVar[dict] = {"low": constraints.dependent(is_discrete=False, event_dim=0),
-                       "high": constraints.dependent(is_discrete=False, event_dim=0)}
+    @property
+    def arg_constraints(self):
+        return {"low": constraints.less_than(self.high),
+                "high": constraints.greater_than(self.low)}
+
     has_rsample = True
 
     def __init__(self, low, high, validate_args=None):
         self.low, self.high = broadcast_all(low, high)
         both_numbers = isinstance(low, Number) and isinstance(high, Number)
         super().__init__(Size() if both_numbers else self.low.size(), validate_args=validate_args)
-        if self._validate_args and not bool((self.low < self.high).all()):
-            raise ValueError("Uniform is not defined when low>= high")
 
     def expand(self, batch_shape, _instance=None):
         return _expanded(self, Uniform, batch_shape, _instance, ("low", "high"))
