@@ -34,7 +34,7 @@ with _collection_paused():
 
     globals().update({k: v for k, v in _FUNCTIONS.items() if k not in ("pow",)})
 
-    from . import nn, optim, serialization, utils
+    from . import nn, optim, serialization, special, utils
     from . import distributions
     from . import cuda
     from .serialization import load, save

@@ -12,9 +12,9 @@ from typing import ClassVar
 
 from ..creation import tensor
 from ..ops.movement import stack
+from ..ops.special import lgamma
 from ..tensor import Size
 from . import constraints
-from ._special import lgamma
 from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exp_family import ExponentialFamily

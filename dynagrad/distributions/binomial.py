@@ -11,9 +11,9 @@ from typing import ClassVar
 
 from ..autograd import no_grad
 from ..creation import arange
+from ..ops.special import lgamma
 from ..random import binomial
 from . import constraints
-from ._special import lgamma
 from .distribution import Distribution, _expanded
 from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 

@@ -11,9 +11,9 @@ from typing import ClassVar
 
 from ..nn.functional import one_hot
 from ..ops.elementwise import where
+from ..ops.special import digamma, lgamma, xlogy
 from ..random import _standard_gamma
 from . import constraints
-from ._special import digamma, lgamma, xlogy
 from .distribution import _expanded
 from .exp_family import ExponentialFamily
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 from numbers import Number
 from typing import ClassVar
 
+from ..ops.special import lgamma
 from ..tensor import Size
 from . import constraints
-from ._special import lgamma
 from .distribution import Distribution, _expanded
 from .gamma import Gamma
 from .utils import broadcast_all, tiny

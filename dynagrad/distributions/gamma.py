@@ -13,10 +13,10 @@ from __future__ import annotations
 from numbers import Number
 from typing import ClassVar
 
+from ..ops.special import digamma, igamma, lgamma, xlogy
 from ..random import _standard_gamma
 from ..tensor import Size
 from . import constraints
-from ._special import digamma, gammainc, lgamma, xlogy
 from .distribution import _expanded
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all
@@ -77,4 +77,4 @@ class Gamma(ExponentialFamily):
     def cdf(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        return gammainc(self.concentration, self.rate * value)
+        return igamma(self.concentration, self.rate * value)

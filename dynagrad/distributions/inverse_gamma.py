@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from ..ops.special import digamma, lgamma
 from . import constraints
-from ._special import digamma, lgamma
 from .gamma import Gamma
 from .transformed_distribution import TransformedDistribution
 from .transforms import PowerTransform

@@ -16,8 +16,8 @@ import warnings
 
 from ..autograd import grad as _grad
 from ..nn.functional import softplus
+from ..ops.special import digamma, lgamma, xlogy
 from ._linalg import batch_mahalanobis, solve_triangular
-from ._special import digamma, lgamma, xlogy
 from .bernoulli import Bernoulli
 from .beta import Beta
 from .binomial import Binomial

@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import ClassVar
 
 from ..creation import full_like
+from ..ops.special import digamma, lgamma
 from . import constraints
-from ._special import digamma, lgamma
 from .transformed_distribution import TransformedDistribution
 from .transforms import AffineTransform, PowerTransform
 from .uniform import Uniform

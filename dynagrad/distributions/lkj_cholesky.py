@@ -14,11 +14,11 @@ from typing import ClassVar
 
 from ..creation import arange
 from ..ops.movement import cat
+from ..ops.special import lgamma, mvlgamma
 from ..random import randn
 from ..tensor import Size
 from . import constraints
 from ._linalg import diag_embed
-from ._special import lgamma, mvlgamma
 from .beta import Beta
 from .distribution import Distribution
 from .utils import broadcast_all, tiny

@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import ClassVar
 
 from ..creation import tensor, zeros
+from ..ops.special import lgamma
 from ..tensor import Size
 from . import constraints
-from ._special import lgamma
 from .binomial import Binomial
 from .categorical import Categorical
 from .distribution import Distribution

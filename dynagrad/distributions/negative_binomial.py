@@ -11,9 +11,9 @@ from typing import ClassVar
 
 from ..autograd import no_grad
 from ..nn.functional import logsigmoid
+from ..ops.special import lgamma
 from ..random import poisson
 from . import constraints
-from ._special import lgamma
 from .distribution import Distribution, _expanded
 from .gamma import Gamma
 from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits

@@ -12,10 +12,10 @@ import math
 from numbers import Real
 from typing import ClassVar
 
+from ..ops.special import erfinv
 from ..random import randn
 from ..tensor import Size
 from . import constraints
-from ._special import erfinv
 from .distribution import _expanded
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all

@@ -11,10 +11,10 @@ from numbers import Number
 from typing import ClassVar
 
 from ..autograd import no_grad
+from ..ops.special import lgamma, xlogy
 from ..random import poisson
 from ..tensor import Size
 from . import constraints
-from ._special import lgamma, xlogy
 from .distribution import _expanded
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all

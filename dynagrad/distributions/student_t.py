@@ -10,9 +10,9 @@ from __future__ import annotations
 import math
 from typing import ClassVar
 
+from ..ops.special import digamma, lgamma
 from ..random import randn
 from . import constraints
-from ._special import digamma, lgamma
 from .chi2 import Chi2
 from .distribution import Distribution, _expanded
 from .utils import broadcast_all

@@ -17,10 +17,10 @@ from typing import ClassVar
 import numpy as np
 
 from ..kernels.buffers import device_index, host, move_array
+from ..ops.special import i0e, i1e
 from ..random import _gen, _result
 from ..tensor import Size
 from . import constraints
-from ._special import i0e, i1e
 from .distribution import Distribution, _expanded
 from .utils import broadcast_all
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from ..ops.special import lgamma
 from . import constraints
-from ._special import lgamma
 from .exponential import Exponential
 from .transformed_distribution import TransformedDistribution
 from .transforms import AffineTransform, PowerTransform

@@ -19,11 +19,11 @@ from typing import ClassVar
 import numpy as np
 
 from ..creation import arange, tensor
+from ..ops.special import digamma, mvlgamma
 from ..random import randn
 from ..tensor import Size
 from . import constraints
 from ._linalg import cholesky, cholesky_inverse, diag_embed, solve_triangular
-from ._special import digamma, mvlgamma
 from .chi2 import Chi2
 from .distribution import Distribution
 from .multivariate_normal import _precision_to_scale_tril

@@ -1,4 +1,4 @@
 """The op registry and the op families. Importing this package attaches every Tensor method."""
-from . import elementwise, indexing, linalg, movement, reduce, tensor_methods  # noqa: F401
+from . import elementwise, indexing, linalg, movement, reduce, special, tensor_methods  # noqa: F401
 from . import nn  # noqa: F401  (after the families it composes)
 from .registry import FUNCTIONS, REGISTRY  # noqa: F401
