@@ -5,7 +5,7 @@ import pytest
 
 import dynagrad as dg
 import dynagrad.distributions as D
-from dynagrad.distributions import constraints, kl, transforms
+from dynagrad.distributions import constraints, kl
 
 torch = pytest.importorskip("torch")
 TD = torch.distributions
