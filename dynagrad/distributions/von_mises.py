@@ -7,7 +7,7 @@ Example:
     >>> import dynagrad as dg
     >>> d = dg.distributions.VonMises(dg.tensor(0.0), dg.tensor(1.0))
     >>> round(float(d.log_prob(dg.tensor(0.0))), 4)
-    -1.2699
+    -1.0738
 """
 from __future__ import annotations
 
