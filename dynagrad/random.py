@@ -11,27 +11,48 @@ Example:
 """
 from __future__ import annotations
 
+import contextlib
 import math
 
 import numpy as np
 
 from . import dtypes
+from .autograd.grad_mode import no_grad
 from .device import as_device
 from .dtypes import dtype as DType
-from .layout import laid_out_like
-from .shapes import shape_arg
-from .autograd.grad_mode import no_grad
 from .kernels import philox as stream
-from .kernels.cuda import backend as cuda_backend
-from .kernels.cpu import philox
-from .kernels.cuda.device_array import DeviceArray
 from .kernels.buffers import host, move_array
+from .kernels.cpu import philox
+from .kernels.cuda import backend as cuda_backend
+from .kernels.cuda.device_array import DeviceArray
+from .layout import laid_out_like
 from .ops.registry import tensor_method
+from .shapes import shape_arg
 from .tensor import Tensor, _wrap
 
-__all__ = ["Generator", "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state",
-           "default_generator", "rand", "randn", "randint", "randperm", "normal", "bernoulli",
-           "multinomial", "rand_like", "randn_like", "randint_like"]
+__all__ = [
+    "Generator",
+    "_sample_dirichlet",
+    "_standard_gamma",
+    "bernoulli",
+    "binomial",
+    "default_generator",
+    "get_rng_state",
+    "initial_seed",
+    "manual_seed",
+    "multinomial",
+    "normal",
+    "poisson",
+    "rand",
+    "rand_like",
+    "randint",
+    "randint_like",
+    "randn",
+    "randn_like",
+    "randperm",
+    "seed",
+    "set_rng_state",
+]
 
 _MASK64 = (1 << 64) - 1
 
@@ -43,7 +64,7 @@ class Generator:
         self.device = as_device(device)
         self.manual_seed(int(np.random.SeedSequence().entropy) & _MASK64)
 
-    def manual_seed(self, seed: int) -> "Generator":
+    def manual_seed(self, seed: int) -> Generator:
         seed = int(seed)
         if seed < 0:
             seed &= _MASK64  # PyTorch accepts negative seeds as their two's complement
@@ -68,7 +89,7 @@ class Generator:
                                 tail]).astype(np.uint64)
         return _wrap(words.view(np.uint8), dtypes.uint8)
 
-    def set_state(self, new_state: Tensor) -> "Generator":
+    def set_state(self, new_state: Tensor) -> Generator:
         w = new_state._data.view(np.uint64)
         bg = np.random.Philox()
         bg.state = {"bit_generator": "Philox",
@@ -247,14 +268,19 @@ def normal(mean, std=1.0, size=None, *, generator: Generator | None = None,
     """Normal samples with the given mean and std (tensors broadcast, or floats with ``size``)."""
     i = _index(as_device(device))
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
+        # tensors broadcast against each other; the result has their promoted floating dtype
         ref = mean if isinstance(mean, Tensor) else std
         i = ref.get_device() if ref.is_cuda else None
         m = host(mean._data) if isinstance(mean, Tensor) else mean
         s = host(std._data) if isinstance(std, Tensor) else std
         if np.any(np.asarray(s) < 0):
             raise RuntimeError("normal expects all elements of std >= 0.0")
+        dt = ref.dtype
+        if isinstance(mean, Tensor) and isinstance(std, Tensor):
+            dt = dtypes.promote_types(mean.dtype, std.dtype)
+        dt = dt if dt.is_floating_point else dtypes.get_default_dtype()
         shape = np.broadcast_shapes(np.shape(m), np.shape(s))
-        return _result(m + s * _normal(_gen(generator, i), shape, ref.dtype), ref.dtype,
+        return _result(m + s * _normal(_gen(generator, i), shape, _draw_dtype(dt)), dt,
                        requires_grad, i)
     gen = _gen(generator, i)
     if std < 0:
@@ -304,6 +330,120 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
                                "probabilities <= 0)")
         out[i] = gen.choice(r.size, size=num_samples, replace=replacement, p=r / total)
     return _result(out.reshape(w.shape[:-1] + (num_samples,)), dtypes.int64, False, at)
+
+
+def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
+    """Poisson counts with the rates ``input`` (non-negative floats), in ``input``'s dtype.
+
+    Example:
+        >>> g = dg.Generator().manual_seed(0)
+        >>> dg.poisson(dg.tensor([0.0, 3.0]), generator=g).shape
+        dynagrad.Size([2])
+    """
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f'"poisson" not implemented for \'{input.dtype.name}\'')
+    rates = host(input._data).astype(np.float64)
+    if not np.all(rates >= 0):  # also refuses nan
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    at = _index(input.device)
+    return _result(_gen(generator, at).poisson(rates), input.dtype, False, at)
+
+
+def binomial(count: Tensor, prob: Tensor, generator: Generator | None = None) -> Tensor:
+    """Successes in ``count`` trials of probability ``prob`` (float tensors that broadcast).
+
+    Example:
+        >>> g = dg.Generator().manual_seed(0)
+        >>> dg.binomial(dg.tensor([10.0]), dg.tensor([0.0]), generator=g).tolist()
+        [0.0]
+    """
+    for name, t in (("count", count), ("prob", prob)):
+        if not t.dtype.is_floating_point:
+            raise ValueError(f"binomial only supports floating-point dtypes for {name}, got: "
+                             f"{t.dtype.name}")
+    n = host(count._data).astype(np.float64)
+    p = host(prob._data).astype(np.float64)
+    if not (np.all(n >= 0) and np.all((p >= 0) & (p <= 1))):
+        raise RuntimeError("binomial: expected count >= 0 and 0 <= prob <= 1")
+    at = _index(count.device)
+    draws = _gen(generator, at).binomial(np.round(n).astype(np.int64), p)
+    return _result(draws, dtypes.promote_types(count.dtype, prob.dtype), False, at)
+
+
+def _gamma_sample_grad(alpha: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """d x / d alpha for x ~ Gamma(alpha, 1) held at a fixed quantile (implicit
+    reparameterization): -(dP(alpha, x)/d alpha) / p(x; alpha), with P the regularized lower
+    incomplete gamma function. dP/d alpha has no SciPy routine; a central difference in float64
+    is accurate to about 1e-9 relative, far below the sampling noise it multiplies."""
+    from scipy import special
+    h = 1e-5 * np.maximum(alpha, 1.0)
+    h = np.minimum(h, alpha / 2)  # alpha - h stays positive
+    dp = (special.gammainc(alpha + h, x) - special.gammainc(alpha - h, x)) / (2 * h)
+    log_pdf = (alpha - 1) * np.log(x) - x - special.gammaln(alpha)
+    with np.errstate(all="ignore"):
+        g = -dp * np.exp(-log_pdf)
+    return np.where(np.isfinite(g), g, 0.0)
+
+
+def _standard_gamma(alpha: Tensor, generator: Generator | None = None) -> Tensor:
+    """Gamma(alpha, 1) samples; differentiable in ``alpha`` by implicit reparameterization
+    (what ``Gamma.rsample`` needs). Drawn on the host from the generator's stream (a host round
+    trip on CUDA), so a seed gives the same numbers on every device."""
+    from .autograd.function import Function
+
+    class _Gamma(Function):
+        @staticmethod
+        def forward(ctx, a):
+            conc = host(a._data).astype(np.float64)
+            at = _index(a.device)
+            x = _gen(generator, at).standard_gamma(conc)
+            # a float32 draw may round to 0 for tiny alpha: keep it in the support (0, inf)
+            tiny = np.finfo(a.dtype.np).tiny if a.dtype.is_floating_point else 0.0
+            x = np.maximum(x, tiny)
+            ctx.grad = _gamma_sample_grad(conc, x.astype(a.dtype.np).astype(np.float64))
+            ctx.at, ctx.dt = at, a.dtype
+            return _result(x, a.dtype, False, at)
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * _result(ctx.grad, ctx.dt, False, ctx.at)
+
+    if not alpha.dtype.is_floating_point:
+        raise NotImplementedError(f'"standard_gamma" not implemented for \'{alpha.dtype.name}\'')
+    return _Gamma.apply(alpha)
+
+
+def _sample_dirichlet(alpha: Tensor, generator: Generator | None = None) -> Tensor:
+    """Dirichlet(alpha) samples over the last dimension: normalised Gamma(alpha, 1) draws."""
+    at = _index(alpha.device)
+    conc = host(alpha._data).astype(np.float64)
+    g = np.maximum(_gen(generator, at).standard_gamma(conc), np.finfo(alpha.dtype.np).tiny)
+    return _result(g / g.sum(-1, keepdims=True), alpha.dtype, False, at)
+
+
+@contextlib.contextmanager
+def fork_rng(devices=None, enabled: bool = True, _caller: str = "fork_rng",
+             _devices_kw: str = "devices", device_type: str = "cuda"):
+    """Run a block with the random state saved on entry and restored on exit: the CPU's default
+    generator and those of the CUDA ``devices`` (default: every GPU whose generator exists).
+
+    Example:
+        >>> with dg.random.fork_rng():
+        ...     _ = dg.rand(2)   # the draws outside the block are unchanged by it
+    """
+    if not enabled:
+        yield
+        return
+    indices = sorted(_cuda_generators) if devices is None else [
+        as_device(d).index if not isinstance(d, int) else d for d in devices]
+    saved_cpu = default_generator.get_state()
+    saved = {i: _device_generator(i).get_state() for i in indices}
+    try:
+        yield
+    finally:
+        default_generator.set_state(saved_cpu)
+        for i, state in saved.items():
+            _device_generator(i).set_state(state)
 
 
 def rand_like(input: Tensor, *, dtype=None, generator=None, requires_grad=False) -> Tensor:
@@ -366,3 +506,92 @@ def _fill_(t: Tensor, values: np.ndarray) -> Tensor:
 tensor_method("uniform_", fill_uniform_)
 tensor_method("normal_", fill_normal_)
 tensor_method("bernoulli_", fill_bernoulli_)
+
+
+def fill_random_(t: Tensor, from_=None, to=None, *, generator=None, **kw) -> Tensor:
+    """In-place integers uniform in [from, to) (``Tensor.random_``): ``random_(to)`` starts at 0,
+    ``random_()`` covers every integer the dtype holds exactly (floats: up to 2**mantissa)."""
+    if "from" in kw:  # PyTorch's keyword is a Python keyword: only reachable through **kw
+        from_ = kw.pop("from")
+    elif to is None and from_ is not None:  # random_(to)
+        from_, to = 0, from_
+    if kw:
+        raise TypeError(f"random_() got an unexpected keyword argument '{next(iter(kw))}'")
+    from_ = 0 if from_ is None else from_
+    dt = t.dtype
+    if dt is dtypes.bool_:
+        top = 1
+    elif dt.is_floating_point:
+        top = 2 ** (np.finfo(dt.np).nmant + 1)
+    else:
+        top = int(np.iinfo(dt.np).max)
+    if to is None:
+        lo, hi = from_, top  # hi inclusive
+    else:
+        lo, hi = from_, to - 1
+        if to <= from_:
+            raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
+                               f"from={from_} >= to={to}")
+        if not dt.is_floating_point and dt is not dtypes.bool_:
+            info = np.iinfo(dt.np)
+            if not info.min <= lo <= info.max or hi > info.max:
+                raise RuntimeError(f"to - 1 is out of bounds for {dt.name}")
+    draws = _gen(generator, _index(t.device)).integers(lo, hi, size=t._data.shape,
+                                                        endpoint=True, dtype=np.int64)
+    return _fill_(t, draws)
+
+
+def _float_fill(t: Tensor, name: str) -> None:
+    if not t.dtype.is_floating_point:
+        raise RuntimeError(f"{name} is a continuous probability distribution. dtype must be a "
+                           f"floating point but you specified {t.dtype.name}")
+
+
+def _open_uniform(t: Tensor, generator) -> np.ndarray:
+    """Uniform draws in (0, 1) in float64: 1 - [0, 1) keeps logs finite."""
+    return 1.0 - _uniform(_gen(generator, _index(t.device)), t._data.shape, dtypes.float64)
+
+
+def fill_exponential_(t: Tensor, lambd: float = 1.0, *, generator=None) -> Tensor:
+    """In-place Exponential(lambd) samples (``Tensor.exponential_``)."""
+    _float_fill(t, "Exponential distribution")
+    if not lambd > 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}")
+    return _fill_(t, -np.log(_open_uniform(t, generator)) / lambd)
+
+
+def fill_geometric_(t: Tensor, p: float, *, generator=None) -> Tensor:
+    """In-place Geometric(p) samples: trials up to the first success, 1, 2, ...
+    (``Tensor.geometric_``)."""
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
+    u = _open_uniform(t, generator)
+    return _fill_(t, np.maximum(np.ceil(np.log(u) / np.log1p(-p)), 1.0))
+
+
+def fill_cauchy_(t: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator=None) -> Tensor:
+    """In-place Cauchy(median, sigma) samples (``Tensor.cauchy_``)."""
+    _float_fill(t, "Cauchy distribution")
+    if not sigma > 0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma:g}")
+    u = _open_uniform(t, generator)
+    return _fill_(t, median + sigma * np.tan(np.pi * (u - 0.5)))
+
+
+def fill_log_normal_(t: Tensor, mean: float = 1.0, std: float = 2.0, *,
+                     generator=None) -> Tensor:
+    """In-place samples of exp(Normal(mean, std)) (``Tensor.log_normal_``)."""
+    _float_fill(t, "log_normal_")
+    if not std > 0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std:g}")
+    z = _normal(_gen(generator, _index(t.device)), t._data.shape, dtypes.float64)
+    return _fill_(t, np.exp(mean + std * z))
+
+
+tensor_method("random_", fill_random_)
+tensor_method("exponential_", fill_exponential_)
+tensor_method("geometric_", fill_geometric_)
+tensor_method("cauchy_", fill_cauchy_)
+tensor_method("log_normal_", fill_log_normal_)
+tensor_method("bernoulli", bernoulli)
+tensor_method("multinomial", multinomial)
