@@ -35,6 +35,7 @@ with _collection_paused():
     globals().update({k: v for k, v in _FUNCTIONS.items() if k not in ("pow",)})
 
     from . import nn, optim, serialization, utils
+    from . import linalg
     from . import cuda
     from .serialization import load, save
     from ._warmup import warmup

@@ -29,7 +29,7 @@ import pytest
 import dynagrad as dg
 from dynagrad.ops.registry import REGISTRY
 
-FAMILIES = ("elementwise", "reduce", "movement", "indexing", "linalg", "nn")
+FAMILIES = ("elementwise", "reduce", "movement", "indexing", "linalg", "nn", "decompositions")
 
 # dtype name -> (rtol, atol); a dtype that a Tol does not name is compared exactly
 Tol = dict
