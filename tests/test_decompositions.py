@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
+import dynagrad as dg
 from harness import check_op
 from opinfo import family, params
 from opinfos.decompositions import LINALG_RECORDS
-
-import dynagrad as dg
 
 
 @pytest.mark.parametrize("info,dtype", params(family("decompositions")))

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.linalg
-from opinfo import OpInfo, Sample, sampler, uniform
 
 import dynagrad as dg
+from opinfo import OpInfo, Sample, sampler, uniform
 
 try:
     import torch

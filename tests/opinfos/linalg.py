@@ -8,9 +8,9 @@ transposed views and in the list form.
 from __future__ import annotations
 
 import numpy as np
-from opinfo import OpInfo, Sample, alias, sampler, signed, uniform
 
 import dynagrad as dg
+from opinfo import OpInfo, Sample, alias, sampler, signed, uniform
 
 TOL = {"float32": (1e-5, 1e-5), "float64": (1e-12, 1e-12)}
 LAYOUTS = ("C", "mT")
