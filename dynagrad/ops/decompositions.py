@@ -644,12 +644,9 @@ def eigvalsh(A, UPLO: str = "L") -> Tensor:
 def _svd_back(node, gu, gs, gvh):
     u, s, vh = node.saved_tensors
     m, n = node.m, node.n
-    if node.full and m != n and (gu is not None or gvh is not None):
-        raise RuntimeError("linalg.svd: The derivative of U or Vh is not defined when "
-                           "full_matrices=True and A is not square. Please use "
-                           "full_matrices=False.")
     k = s.shape[-1]
-    if node.full:
+    if node.full:  # the columns beyond min(m, n) are arbitrary: their gradients are dropped,
+        # as PyTorch does
         u, vh = u[..., :, :k], vh[..., :k, :]
         gu = gu[..., :, :k] if gu is not None else None
         gvh = gvh[..., :k, :] if gvh is not None else None
