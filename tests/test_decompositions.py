@@ -45,3 +45,184 @@ def test_cholesky_solve_gradients_match_torch_on_the_triangle():
         torch.cholesky_inverse(ti, upper).sum().backward()
         np.testing.assert_allclose(di.grad.numpy(), tri(ti.grad.numpy()), rtol=1e-10,
                                    atol=1e-12)
+
+
+# --- errors, infos and named results against torch ------------------------------------------------
+
+SINGULAR = np.array([[1.0, 2.0], [2.0, 4.0]])
+INDEFINITE = np.array([[1.0, 2.0], [2.0, 1.0]])
+BATCH_SINGULAR = np.stack([np.eye(2), SINGULAR])
+BATCH_INDEFINITE = np.stack([np.eye(2), INDEFINITE])
+
+
+def _error_of(fn):
+    try:
+        fn()
+    except Exception as exc:  # noqa: BLE001 (the type is what is compared)
+        return exc
+    raise AssertionError("no error raised")
+
+
+ERRORS = {  # name -> (dynagrad call, torch call), both on the same arrays
+    "inv_singular": lambda m, x: m.linalg.inv(x(SINGULAR)),
+    "inv_batch_singular": lambda m, x: m.linalg.inv(x(BATCH_SINGULAR)),
+    "solve_singular": lambda m, x: m.linalg.solve(x(SINGULAR), x(np.ones(2))),
+    "solve_batch_singular": lambda m, x: m.linalg.solve(x(BATCH_SINGULAR), x(np.ones(2))),
+    "cholesky_indefinite": lambda m, x: m.linalg.cholesky(x(INDEFINITE)),
+    "cholesky_batch_indefinite": lambda m, x: m.linalg.cholesky(x(BATCH_INDEFINITE)),
+    "lu_factor_singular": lambda m, x: m.linalg.lu_factor(x(SINGULAR)),
+    "inv_ex_check_errors": lambda m, x: m.linalg.inv_ex(x(SINGULAR), check_errors=True),
+    "cholesky_ex_check_errors": lambda m, x: m.linalg.cholesky_ex(x(INDEFINITE),
+                                                                  check_errors=True),
+    "inv_not_square": lambda m, x: m.linalg.inv(x(np.ones((2, 3)))),
+    "inv_vector": lambda m, x: m.linalg.inv(x(np.ones(3))),
+    "inv_int": lambda m, x: m.linalg.inv(m.ones(2, 2, dtype=m.int64)),
+    "det_int": lambda m, x: m.linalg.det(m.ones(2, 2, dtype=m.int64)),
+    "solve_shapes": lambda m, x: m.linalg.solve(x(np.eye(2)), x(np.ones(3))),
+    "svd_vector": lambda m, x: m.linalg.svd(x(np.ones(3))),
+    "eigh_not_square": lambda m, x: m.linalg.eigh(x(np.ones((2, 3)))),
+    "cholesky_not_square": lambda m, x: m.linalg.cholesky_ex(x(np.ones((2, 3)))),
+    "qr_vector": lambda m, x: m.linalg.qr(x(np.ones(3))),
+    "qr_mode": lambda m, x: m.linalg.qr(x(np.ones((3, 3))), mode="x"),
+    "lu_no_pivot": lambda m, x: m.linalg.lu_factor(x(np.eye(2)), pivot=False),
+    "vector_norm_int": lambda m, x: m.linalg.vector_norm(m.ones(2, dtype=m.int64)),
+    "matrix_norm_vector": lambda m, x: m.linalg.matrix_norm(x(np.ones(2))),
+    "multi_dot_one": lambda m, x: m.linalg.multi_dot([x(np.ones(3))]),
+    "cross_length": lambda m, x: m.linalg.cross(x(np.ones(2)), x(np.ones(2))),
+    "cdist_columns": lambda m, x: m.cdist(x(np.ones((2, 3))), x(np.ones((2, 4)))),
+    "inner_shapes": lambda m, x: m.inner(x(np.ones((2, 3))), x(np.ones(2))),
+    "torch_lstsq_removed": lambda m, x: m.lstsq(x(np.eye(2)), x(np.eye(2))),
+    "torch_matrix_rank_removed": lambda m, x: m.matrix_rank(x(np.eye(2))),
+    "tensor_lstsq_removed": lambda m, x: x(np.eye(2)).lstsq(x(np.eye(2))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ERRORS))
+def test_errors_match_torch(name):
+    torch = pytest.importorskip("torch")
+    ours = _error_of(lambda: ERRORS[name](dg, lambda a: dg.tensor(a)))
+    theirs = _error_of(lambda: ERRORS[name](torch, lambda a: torch.tensor(a)))
+    if isinstance(theirs, torch.linalg.LinAlgError):
+        assert isinstance(ours, dg.linalg.LinAlgError), repr(ours)
+    assert isinstance(ours, RuntimeError) and isinstance(theirs, RuntimeError)
+    assert str(ours) == str(theirs)
+
+
+def test_linalg_error_is_a_runtime_error():
+    assert issubclass(dg.linalg.LinAlgError, RuntimeError)
+    with pytest.raises(RuntimeError, match="singular"):
+        dg.linalg.inv(dg.tensor(SINGULAR))
+
+
+@pytest.mark.parametrize("name", ["inv_ex", "cholesky_ex", "solve_ex", "lu_factor_ex"])
+def test_ex_variants_return_torch_infos_instead_of_raising(name):
+    torch = pytest.importorskip("torch")
+    bad = BATCH_INDEFINITE if name == "cholesky_ex" else BATCH_SINGULAR
+    args = (bad, np.ones((2, 2))) if name == "solve_ex" else (bad,)
+    ours = getattr(dg.linalg, name)(*(dg.tensor(a) for a in args))
+    theirs = getattr(torch.linalg, name)(*(torch.tensor(a) for a in args))
+    assert ours.info.dtype is dg.int32
+    np.testing.assert_array_equal(ours.info.numpy(), theirs.info.numpy())
+    if name in ("cholesky_ex", "lu_factor_ex"):  # the partial factors are LAPACK's
+        first = ours[0].numpy()
+        np.testing.assert_allclose(first, theirs[0].numpy(), rtol=1e-12)
+    if name == "lu_factor_ex":
+        np.testing.assert_array_equal(ours.pivots.numpy(), theirs.pivots.numpy())
+
+
+def test_named_results_have_torch_fields():
+    a = dg.tensor(np.array([[4.0, 1.0], [1.0, 3.0]]))
+    b = dg.tensor(np.ones((2, 1)))
+    l_ = dg.linalg
+    assert l_.cholesky_ex(a).L.shape == (2, 2) and l_.cholesky_ex(a).info.item() == 0
+    assert l_.inv_ex(a).inverse.shape == (2, 2)
+    assert l_.solve_ex(a, b).result.shape == (2, 1)
+    assert l_.qr(a).Q is not None and l_.qr(a).R.shape == (2, 2)
+    assert (l_.svd(a).U.shape, l_.svd(a).S.shape, l_.svd(a).Vh.shape) == ((2, 2), (2,), (2, 2))
+    assert dg.svd(a).V.shape == (2, 2)
+    sd = l_.slogdet(a)
+    assert sd.sign.item() == 1.0 and sd.logabsdet.item() == pytest.approx(np.log(11.0))
+    eig = l_.eigh(a)
+    assert eig.eigenvalues.shape == (2,) and eig.eigenvectors.shape == (2, 2)
+    ls = l_.lstsq(a, b)
+    assert ls.solution.shape == (2, 1) and ls.rank.dtype is dg.int64
+    assert ls.residuals.shape == (0,) and ls.singular_values.shape == (0,)
+    f = l_.lu_factor(a)
+    assert f.LU.shape == (2, 2) and f.pivots.dtype is dg.int32
+    p = l_.lu(a)
+    assert (p.P.shape, p.L.shape, p.U.shape) == ((2, 2), (2, 2), (2, 2))
+    ld = l_.ldl_factor(a)
+    assert ld.LD.shape == (2, 2) and ld.pivots.dtype is dg.int32
+    ts = dg.triangular_solve(b, a)
+    assert ts.solution.shape == (2, 1) and ts.cloned_coefficient.shape == (2, 2)
+    assert set(l_.common_notes) >= {"experimental_warning", "sync_note", "sync_note_ex",
+                                    "sync_note_has_ex"}
+
+
+@pytest.mark.parametrize("driver", [None, "gelsy", "gelsd", "gelss", "gels"])
+def test_lstsq_outputs_per_driver_match_torch(driver):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    a, b = rng.uniform(-1, 1, (2, 4, 2)), rng.uniform(-1, 1, (2, 4, 3))
+    ours = dg.linalg.lstsq(dg.tensor(a), dg.tensor(b), driver=driver)
+    theirs = torch.linalg.lstsq(torch.tensor(a), torch.tensor(b), driver=driver)
+    for o, t in zip(ours, theirs):
+        assert tuple(o.shape) == tuple(t.shape), (driver, o.shape, t.shape)
+        assert o.dtype.name == str(t.dtype).removeprefix("torch.")
+        np.testing.assert_allclose(o.numpy(), t.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_repeated_values_give_torch_gradients():
+    # the singular vectors of a matrix with repeated singular values (and the eigenvectors with
+    # repeated eigenvalues) are not unique: their gradient is not finite, as in torch; the values'
+    # own gradient stays finite
+    torch = pytest.importorskip("torch")
+    eye = np.eye(3)
+    for fn in (lambda m, x: m.linalg.svd(x)[0].sum() + m.linalg.svd(x)[2].sum(),
+               lambda m, x: m.linalg.eigh(x)[1].sum(),
+               lambda m, x: m.linalg.svdvals(x).sum(),
+               lambda m, x: m.linalg.eigvalsh(x).sum()):
+        x, tx = dg.tensor(eye, requires_grad=True), torch.tensor(eye, requires_grad=True)
+        fn(dg, x).backward()
+        fn(torch, tx).backward()
+        assert np.isfinite(x.grad.numpy()).all() == np.isfinite(tx.grad.numpy()).all()
+        if np.isfinite(tx.grad.numpy()).all():
+            np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_qr_gradient_errors_match_torch():
+    torch = pytest.importorskip("torch")
+    a = np.random.default_rng(1).uniform(-1, 1, (3, 2))
+    def differentiate(m, mode, out):
+        x = m.tensor(a, requires_grad=True)
+        return _error_of(lambda: m.linalg.qr(x, mode=mode)[out].sum().backward())
+    for mode, out in (("complete", 0), ("r", 1)):
+        assert str(differentiate(dg, mode, out)) == str(differentiate(torch, mode, out))
+
+
+def test_fused_products_keep_torch_dtype_rules():
+    torch = pytest.importorskip("torch")
+    ints = np.arange(4).reshape(2, 2)
+    ours = dg.addmm(dg.tensor(ints), dg.tensor(ints), dg.tensor(ints), beta=3, alpha=2)
+    theirs = torch.addmm(*(torch.tensor(ints),) * 3, beta=3, alpha=2)
+    assert ours.dtype is dg.int64
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    x = dg.tensor(np.full((2, 2), np.nan))
+    x.addmm_(dg.eye(2, dtype=dg.float64), dg.eye(2, dtype=dg.float64), beta=0)
+    np.testing.assert_array_equal(x.numpy(), np.eye(2))
+
+
+def test_double_backward_through_inverse_and_solve():
+    # the gradient formulas are ops: a Hessian-vector product matches torch's
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(2)
+    a = rng.uniform(-1, 1, (3, 3)) + 2 * np.eye(3)
+    b = rng.uniform(-1, 1, (3, 2))
+    x, tx = dg.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    (g,) = dg.autograd.grad(dg.linalg.solve(x, dg.tensor(b)).pow(2).sum()
+                            + dg.linalg.det(x), x, create_graph=True)
+    (tg,) = torch.autograd.grad(torch.linalg.solve(tx, torch.tensor(b)).pow(2).sum()
+                                + torch.linalg.det(tx), tx, create_graph=True)
+    (h,) = dg.autograd.grad((g * g).sum(), x)
+    (th,) = torch.autograd.grad((tg * tg).sum(), tx)
+    np.testing.assert_allclose(h.numpy(), th.numpy(), rtol=1e-9, atol=1e-10)

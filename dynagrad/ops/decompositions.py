@@ -217,7 +217,7 @@ def inv_ex(A, *, check_errors: bool = False):
     a = check_matrix("linalg.inv_ex", A)
     inv_arr, info = _inv_host(host(a))
     if check_errors:
-        _batch_error("inv", info, _singular_inv_message, "linalg.")
+        _batch_error("linalg.inv_ex", info, _singular_inv_message)
     out = result(inv_arr, a)
     _attach(_InvNode, (a,), (out,), (out,))
     return InvExResult(out, result(info, a, int32))
@@ -455,7 +455,7 @@ _CholeskyNode = _node("LinalgCholeskyExBackward0", _cholesky_back)
 
 
 def _cholesky(op: str, A, upper: bool, check: bool):
-    a = check_matrix(op, A)
+    a = check_matrix("linalg.cholesky", A)
     flat = _flat(host(a))
     low = np.zeros_like(flat)
     info = np.zeros(flat.shape[0], np.int32)
@@ -490,7 +490,7 @@ def cholesky(A, *, upper: bool = False) -> Tensor:
 
 def cholesky_ex(A, *, upper: bool = False, check_errors: bool = False):
     """``cholesky`` returning LAPACK's info (k: minor k is not positive-definite)."""
-    out, info = _cholesky("linalg.cholesky", A, upper, check_errors)
+    out, info = _cholesky("linalg.cholesky_ex", A, upper, check_errors)
     return CholeskyExResult(out, result(info, out, int32))
 
 
@@ -1349,8 +1349,16 @@ for _name, _fn, _method in (
         ("pca_lowrank", pca_lowrank, False), ("chain_matmul", chain_matmul, False)):
     register(_name, _fn, "decompositions", method=_method)
 
-_LSTSQ_GONE = ("This function was deprecated since version 1.9 and is now removed. "
-               "`torch.lstsq` is deprecated in favor of `torch.linalg.lstsq`.")
+_LSTSQ_GONE = (
+    "This function was deprecated since version 1.9 and is now removed. `torch.lstsq` is "
+    "deprecated in favor of `torch.linalg.lstsq`.\n`torch.linalg.lstsq` has reversed arguments "
+    "and does not return the QR decomposition in the returned tuple (although it returns other "
+    "information about the problem).\n\nTo get the QR decomposition consider using "
+    "`torch.linalg.qr`.\n\nThe returned solution in `torch.lstsq` stored the residuals of the "
+    "solution in the last m - n columns of the returned value whenever m > n. In "
+    "torch.linalg.lstsq, the residuals are in the field 'residuals' of the returned named "
+    "tuple.\n\nThe unpacking of the solution, as in\nX, _ = torch.lstsq(B, A).solution[:A.size(1)]"
+    "\nshould be replaced with:\nX = torch.linalg.lstsq(A, B).solution")
 _RANK_GONE = ("This function was deprecated since version 1.9 and is now removed.\nPlease use "
               "the `torch.linalg.matrix_rank` function instead. The parameter 'symmetric' was "
               "renamed in `torch.linalg.matrix_rank()` to 'hermitian'.")
