@@ -226,3 +226,93 @@ def test_double_backward_through_inverse_and_solve():
     (h,) = dg.autograd.grad((g * g).sum(), x)
     (th,) = torch.autograd.grad((tg * tg).sum(), tx)
     np.testing.assert_allclose(h.numpy(), th.numpy(), rtol=1e-9, atol=1e-10)
+
+
+# --- more calls against torch: values and gradients ---------------------------------------------
+
+_RNG = np.random.default_rng(0)
+_A = _RNG.uniform(-1, 1, (2, 3, 4))
+_S = _RNG.uniform(-1, 1, (3, 3)) + 2 * np.eye(3)
+_INF = float("inf")
+
+def _svd_gauge(m, a):
+    u, s, vh = m.linalg.svd(a, False)
+    return u @ vh, s
+
+
+PARITY = {  # name -> (function of the module and the tensors, arrays)
+    "matrix_norm_1_dims_0_2": (lambda m, x: m.linalg.matrix_norm(x, 1, (0, 2)), (_A,)),
+    "matrix_norm_inf_keepdim": (lambda m, x: m.linalg.matrix_norm(x, _INF, (2, 1), True), (_A,)),
+    "matrix_norm_nuc_keepdim": (lambda m, x: m.linalg.matrix_norm(x, "nuc", (0, 2), True), (_A,)),
+    "norm_inf_2d": (lambda m, x: m.linalg.norm(x[0], _INF), (_A,)),
+    "vector_norm_0d": (lambda m, x: m.linalg.vector_norm(x[0, 0, 0]), (_A,)),
+    "vector_norm_dtype": (lambda m, x: m.linalg.vector_norm(x, dtype=m.float64), (_A,)),
+    "cond_batched": (lambda m, x: m.linalg.cond(x[:, :, :3]), (_A,)),
+    "pinv_atol": (lambda m, x: m.linalg.pinv(x, atol=0.5), (_A,)),
+    "pinv_rtol": (lambda m, x: m.linalg.pinv(x, rtol=0.5), (_A,)),
+    "pinv_hermitian": (lambda m, x: m.linalg.pinv(x @ x.mT, hermitian=True), (_A,)),
+    "matrix_rank_atol": (lambda m, x: m.linalg.matrix_rank(x, atol=0.5), (_A,)),
+    "solve_broadcast": (lambda m, a, b: m.linalg.solve(a, b), (_S, _RNG.uniform(-1, 1, (2, 3, 2)))),
+    "solve_batched_vectors": (lambda m, a, b: m.linalg.solve(a, b),
+                              (np.stack([_S, _S.T]), _RNG.uniform(-1, 1, (2, 3)))),
+    "det_rank_one": (lambda m, a: m.linalg.det(a), (np.ones((3, 3)),)),
+    "inv_empty_batch": (lambda m, a: m.linalg.inv(a), (np.zeros((0, 2, 2)),)),
+    "slogdet_negative": (lambda m, a: m.linalg.slogdet(a), (-_S,)),
+    "qr_batched_wide": (lambda m, a: m.linalg.qr(a)[1], (_RNG.uniform(-1, 1, (2, 2, 3)),)),
+    "lu_wide": (lambda m, a: m.linalg.lu(a), (_RNG.uniform(-1, 1, (2, 3)),)),
+    "lu_tall": (lambda m, a: m.linalg.lu(a), (_RNG.uniform(-1, 1, (4, 2)),)),
+    "matrix_power_0_batched": (lambda m, a: m.linalg.matrix_power(a, 0), (_A[:, :, :3],)),
+    "tensordot_tensor_dims": (lambda m, a, b: m.tensordot(a, b, dims=m.tensor([[1], [0]])),
+                              (_A[0], _A[1].T)),
+    "cross_default_dim": (lambda m, a, b: m.cross(a, b), (_A[0], _A[1])),
+    "cdist_zero_distances": (lambda m, a: m.cdist(a, a), (_A[0],)),
+    "kron_0d": (lambda m, a, b: m.kron(a, b), (np.array(2.0), _A[0, 0])),
+    "addbmm_beta0_nan": (lambda m, a, b, c: m.addbmm(a, b, c, beta=0),
+                         (np.full((3, 3), np.nan), _A, np.swapaxes(_A, 1, 2))),
+    "baddbmm_broadcast": (lambda m, a, b, c: m.baddbmm(a, b, c, alpha=2),
+                          (_A[0, 0, :3], _A, np.swapaxes(_A, 1, 2))),
+    "lstsq_vector": (lambda m, a, b: m.linalg.lstsq(a, b).solution, (_A[0].T, _A[1, 0])),
+    "lstsq_wide": (lambda m, a, b: m.linalg.lstsq(a, b).solution, (_A[0, :2], _A[1, :2])),
+    "svd_wide_gauge": (lambda m, a: _svd_gauge(m, a), (_A,)),
+    "matrix_exp_batched": (lambda m, a: m.linalg.matrix_exp(a), (_A[:, :, :3],)),
+    "torch_svd_without_uv": (lambda m, a: m.svd(a, compute_uv=False), (_A[0].T,)),
+    "torch_lu_infos": (lambda m, a: m.lu(a, get_infos=True), (SINGULAR,)),
+    "logdet_singular": (lambda m, a: m.logdet(a), (SINGULAR,)),
+    "inner_0d": (lambda m, a, b: m.inner(a, b), (np.array(2.0), _A[0, 0])),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PARITY))
+def test_matches_torch(name):
+    torch = pytest.importorskip("torch")
+    fn, arrays = PARITY[name]
+    ours_in = [dg.tensor(a, requires_grad=True) for a in arrays]
+    theirs_in = [torch.tensor(a, requires_grad=True) for a in arrays]
+    ours, theirs = fn(dg, *ours_in), fn(torch, *theirs_in)
+    ours = ours if isinstance(ours, tuple) else (ours,)
+    theirs = theirs if isinstance(theirs, tuple) else (theirs,)
+    for o, t in zip(ours, theirs, strict=True):
+        assert tuple(o.shape) == tuple(t.shape)
+        assert o.dtype.name == str(t.dtype).removeprefix("torch.")
+        np.testing.assert_allclose(o.detach().numpy(), t.detach().numpy(), rtol=1e-9,
+                                   atol=1e-10)
+    weights = [np.random.default_rng(1).uniform(0.5, 1.5, tuple(t.shape)) for t in theirs]
+    if any(t.requires_grad for t in theirs):
+        sum(((o * dg.tensor(w)).sum() for o, w in zip(ours, weights) if o.requires_grad),
+            start=dg.zeros(())).backward()
+        sum((t * torch.tensor(w)).sum() for t, w in zip(theirs, weights)
+            if t.requires_grad).backward()
+        for x, tx in zip(ours_in, theirs_in):
+            want = np.zeros(tx.shape) if tx.grad is None else tx.grad.numpy()
+            got = np.zeros(tuple(x.shape)) if x.grad is None else x.grad.numpy()
+            np.testing.assert_allclose(got, want, rtol=1e-8, atol=1e-10)
+
+
+def test_det_gradient_of_a_singular_matrix_is_its_cofactor_matrix():
+    # rank n - 1: no inverse, but the gradient (the cofactors) is finite and nonzero; finite
+    # differences agree (torch returns zeros here)
+    a = dg.tensor(np.array([[1.0, 2, 3], [2, 4, 6], [1, 0, 1]]), requires_grad=True)
+    assert dg.autograd.gradcheck(dg.linalg.det, (a,))
+    dg.linalg.det(a).backward()
+    cof = np.array([[4.0, 4, -4], [-2, -2, 2], [0, 0, 0]])
+    np.testing.assert_allclose(a.grad.numpy(), cof, atol=1e-12)

@@ -22,7 +22,7 @@ from collections import namedtuple
 
 import numpy as np
 import scipy.linalg
-from scipy.linalg import lapack
+from scipy.linalg import blas, lapack
 
 from ..autograd import grad_mode
 from ..autograd.function import node_class, record
@@ -240,7 +240,23 @@ def inv(A) -> Tensor:
 
 def _det_back(node, g):
     a, d = node.saved_tensors
-    return ((g * d).unsqueeze(-1).unsqueeze(-1) * _mT(inv(a)),)
+    g = g.unsqueeze(-1).unsqueeze(-1)
+    if np.all(host(d) != 0):
+        return (g * d.unsqueeze(-1).unsqueeze(-1) * _mT(inv(a)),)
+    return (g * _cofactors(a),)  # a singular matrix: no inverse, but finite cofactors
+
+
+def _cofactors(a: Tensor) -> Tensor:
+    """The cofactor matrix ``det(A) A^-T``, for singular A too: with ``A = U S V^T`` it is
+    ``det(U) det(V) U diag(prod_{j != i} s_j) V^T``."""
+    from .movement import cat
+    u, s, vh = svd(a, full_matrices=False)
+    ones = s[..., :1] * 0 + 1
+    before = cat([ones, s[..., :-1]], -1).cumprod(-1)                  # prod_{j < i} s_j
+    after = cat([s[..., 1:], ones], -1).flip(-1).cumprod(-1).flip(-1)  # prod_{j > i} s_j
+    with grad_mode.no_grad():  # det(U) det(V) is a sign: it has no gradient
+        sign = result(np.linalg.det(host(u)) * np.linalg.det(host(vh)), a)
+    return sign.unsqueeze(-1).unsqueeze(-1) * ((u * (before * after).unsqueeze(-2)) @ vh)
 
 
 _DetNode = _node("LinalgDetBackward0", _det_back)
@@ -263,7 +279,8 @@ def _slogdet_back(node, g_sign, g_logabs):
     (a,) = node.saved_tensors
     if g_logabs is None:
         return (None,)
-    return (g_logabs.unsqueeze(-1).unsqueeze(-1) * _mT(inv(a)),)
+    # a singular A (log|det| = -inf) gets what the LU solve gives, infinities, as in PyTorch
+    return (g_logabs.unsqueeze(-1).unsqueeze(-1) * _mT(inv_ex(a).inverse),)
 
 
 _SlogdetNode = _node("LinalgSlogdetBackward0", _slogdet_back, multi_output=True)
@@ -403,9 +420,10 @@ def _tri_solve(a: Tensor, b: Tensor, upper: bool, unit: bool) -> Tensor:
     tri = np.broadcast_to(tri, batch + aa.shape[-2:])
     bb = np.broadcast_to(bb, batch + bb.shape[-2:])
     x = np.empty(batch + bb.shape[-2:])
-    with np.errstate(all="ignore"):  # a zero on the diagonal gives infs, as PyTorch
+    with np.errstate(all="ignore"):  # BLAS's trsm: a zero on the diagonal gives infs, as torch
         for i in np.ndindex(batch):
-            x[i] = lapack.dtrtrs(tri[i], bb[i], lower=not upper)[0] if tri[i].size else bb[i]
+            x[i] = (blas.dtrsm(1.0, tri[i], bb[i], lower=not upper) if tri[i].size and bb[i].size
+                    else bb[i])
     out = result(x, a)
     _attach(_TriSolveNode, (a, b), (out,), (a, out), upper=upper, unit=unit,
             b_shape=tuple(b.shape))
@@ -823,16 +841,32 @@ def lstsq(A, B, rcond=None, *, driver=None):
 
 # --- LU ----------------------------------------------------------------------------------------
 
+def _lu_core(low: Tensor, up: Tensor, gl: Tensor, gu: Tensor) -> Tensor:
+    """Square ``A = L U``: ``gA = L^-T [tril(L^T gL, -1) + triu(gU U^T)] U^-T``."""
+    mid = (_mT(low) @ gl).tril(-1) + (gu @ _mT(up)).triu()
+    x = _tri_solve(_mT(low), mid, True, True)
+    return _mT(_tri_solve(up, _mT(x), True, False))
+
+
 def _lu_back(node, g):
     (lu,) = node.saved_tensors
-    p = node.perm
-    n = lu.shape[-1]
-    low = lu.tril(-1) + _eye_like(n, lu)
-    up = lu.triu()
-    # A = P L U: gA = P L^-T [tril(L^T gL, -1) + triu(gU U^T)] U^-T (LU packs gL, gU)
-    mid = (_mT(low) @ g.tril(-1)).tril(-1) + (g.triu() @ _mT(up)).triu()
-    x = _tri_solve(_mT(low), mid, True, True)
-    return (p @ _mT(_tri_solve(up, _mT(x), True, False)),)
+    from .movement import cat
+    m, n = lu.shape[-2:]
+    k = min(m, n)
+    low = lu[..., :, :k].tril(-1) + result(np.eye(m, k), lu)
+    up = lu[..., :k, :].triu()
+    gl, gu = g[..., :, :k].tril(-1), g[..., :k, :].triu()   # LU packs both factors
+    if m == n:
+        core = _lu_core(low, up, gl, gu)
+    elif m < n:  # wide: A = P L [U1 | U2], U2 = L^-1 P^T A2 also depends on L
+        x = _tri_solve(_mT(low), gu[..., :, m:], True, True)          # L^-T gU2
+        core = cat([_lu_core(low, up[..., :, :m], gl - x @ _mT(up[..., :, m:]),
+                             gu[..., :, :m]), x], -1)
+    else:  # tall: A = P [L1; L2] U, L2 = (P^T A)2 U^-1 also depends on U
+        y = _mT(_tri_solve(up, _mT(gl[..., n:, :]), True, False))    # gL2 U^-T
+        core = cat([_lu_core(low[..., :n, :], up, gl[..., :n, :],
+                             gu - _mT(low[..., n:, :]) @ y), y], -2)
+    return (node.perm @ core,)
 
 
 _LUNode = _node("LinalgLuFactorExBackward0", _lu_back, multi_output=True)
@@ -863,9 +897,6 @@ def _lu_factor(op: str, A, pivot: bool, check: bool):
                      "linalg.lu_factor_ex(A, pivot)", "torch.")
     lu = result(lu_arr, a)
     if _tracks(a):
-        if a.shape[-1] != a.shape[-2]:
-            raise RuntimeError(f"{op}: the gradient of the LU factorization is implemented for "
-                               f"square matrices only (got {describe(a)})")
         perm = result(_permutation(piv, a.shape[-2]), a)
         _attach(_LUNode, (a,), (lu,), (lu,), perm=perm)
     return lu, result(piv, a, int32), info

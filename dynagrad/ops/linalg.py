@@ -340,6 +340,8 @@ def _scaled_sum(op: str, input, product: Tensor, beta, alpha) -> Tensor:
                            f"shape {tuple(product.shape)}")
     out = product if alpha == 1 else product * alpha
     if beta == 0:
+        if x.requires_grad and grad_mode.GRAD_ENABLED[0]:  # input's gradient: zeros, as torch
+            out = out + (x * 0).nan_to_num(0.0, 0.0, 0.0)
         return out
     return out + (x if beta == 1 else x * beta)
 
