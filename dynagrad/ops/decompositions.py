@@ -755,10 +755,10 @@ def _pinv_back(node, g):
 _PinvNode = _node("LinalgPinvBackward0", _pinv_back)
 
 
-def _tolerances(s: np.ndarray, shape, atol, rtol, default_rtol: bool):
+def _tolerances(s: np.ndarray, shape, atol, rtol, dtype):
     """The cut-off ``max(atol, rtol * s_max)`` per matrix; rtol defaults to ``eps * max(m, n)``
     when neither tolerance is given (0 when only atol is), as PyTorch."""
-    eps = np.finfo(np.float64 if default_rtol is True else default_rtol).eps
+    eps = np.finfo(dtype).eps  # the input's dtype: float32 input gets float32's tolerance
     m, n = shape[-2:]
     atol_v = 0.0 if atol is None else (host(atol) if isinstance(atol, Tensor) else atol)
     if rtol is None:
