@@ -584,8 +584,8 @@ def qr(A, mode: str = "reduced"):
 
     Example:
         >>> q, r = dg.linalg.qr(dg.tensor([[3.0, 0.0], [4.0, 5.0]]))
-        >>> (q @ r).tolist()
-        [[3.0, 0.0], [4.0, 5.0]]
+        >>> r.abs().tolist()
+        [[5.0, 4.0], [0.0, 3.0]]
     """
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
