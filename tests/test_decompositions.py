@@ -97,6 +97,25 @@ ERRORS = {  # name -> (dynagrad call, torch call), both on the same arrays
 }
 
 
+ERRORS.update({  # (further messages)
+    "solve_ex_check_errors": lambda m, x: m.linalg.solve_ex(x(SINGULAR), x(np.ones(2)),
+                                                            check_errors=True),
+    "solve_dtypes": lambda m, x: m.linalg.solve(x(SINGULAR), x(np.ones(2)).float()),
+    "lstsq_rows": lambda m, x: m.linalg.lstsq(x(np.eye(2)), x(np.ones((3, 1)))),
+    "matrix_power_not_square": lambda m, x: m.linalg.matrix_power(x(np.ones((2, 3))), 2),
+    "eigh_uplo": lambda m, x: m.linalg.eigh(x(np.eye(2)), UPLO="X"),
+    "tensorinv_shapes": lambda m, x: m.linalg.tensorinv(x(np.ones((2, 3))), 1),
+    "matrix_norm_ord": lambda m, x: m.linalg.matrix_norm(x(np.eye(2)), 3),
+    "norm_3d_with_ord": lambda m, x: m.linalg.norm(x(np.ones((2, 2, 2))), 2),
+    "cdist_negative_p": lambda m, x: m.cdist(x(np.ones((2, 2))), x(np.ones((2, 2))), p=-1),
+    "cov_3d": lambda m, x: m.cov(x(np.ones((2, 2, 2)))),
+    "vdot_2d": lambda m, x: m.vdot(x(np.ones((2, 2))), x(np.ones(2))),
+    "pdist_1d": lambda m, x: m.pdist(x(np.ones(3))),
+    "solve_triangular_shapes": lambda m, x: m.linalg.solve_triangular(
+        x(np.eye(2)), x(np.ones((3, 1))), upper=True),
+})
+
+
 @pytest.mark.parametrize("name", sorted(ERRORS))
 def test_errors_match_torch(name):
     torch = pytest.importorskip("torch")

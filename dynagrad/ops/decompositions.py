@@ -355,7 +355,7 @@ def _solve(op: str, A, B, left: bool, check: bool):
     if a.dtype is not b.dtype:
         raise RuntimeError(f"{op}: Expected A and B to have the same dtype, but found A of type "
                            f"{_TORCH_TYPE[a.dtype.name]} and B of type "
-                           f"{_TORCH_TYPE[b.dtype.name]} instead.")
+                           f"{_TORCH_TYPE[b.dtype.name]} instead")
     vector = _vector_case(a, b)
     bm = b.unsqueeze(-1) if vector else b
     if not left:
@@ -626,9 +626,9 @@ def _eigh_back(node, gw, gv):
 _EighNode = _node("LinalgEighBackward0", _eigh_back, multi_output=True)
 
 
-def _check_uplo(op: str, uplo: str) -> str:
+def _check_uplo(uplo: str) -> str:
     if uplo not in ("L", "U", "l", "u"):
-        raise RuntimeError(f"{op}: Expected UPLO argument to be 'L' or 'U', but got {uplo}")
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {uplo}")
     return uplo.upper()
 
 
@@ -640,7 +640,7 @@ def eigh(A, UPLO: str = "L"):
         >>> dg.linalg.eigh(dg.tensor([[2.0, 0.0], [0.0, 1.0]])).eigenvalues.tolist()
         [1.0, 2.0]
     """
-    uplo = _check_uplo("linalg.eigh", UPLO)
+    uplo = _check_uplo(UPLO)
     a = check_matrix("linalg.eigh", A)
     w_arr, v_arr = np.linalg.eigh(host(a), UPLO=uplo)
     w, v = result(w_arr, a), result(v_arr, a)
@@ -650,7 +650,7 @@ def eigh(A, UPLO: str = "L"):
 
 def eigvalsh(A, UPLO: str = "L") -> Tensor:
     """Eigenvalues (ascending) of symmetric A."""
-    uplo = _check_uplo("linalg.eigvalsh", UPLO)
+    uplo = _check_uplo(UPLO)
     a = check_matrix("linalg.eigvalsh", A)
     if _tracks(a):  # the gradient needs the eigenvectors
         return eigh(a, uplo).eigenvalues
@@ -818,7 +818,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
     vector = b.ndim == a.ndim - 1
     bm = b.unsqueeze(-1) if vector else b
     if bm.ndim < 2 or bm.shape[-2] != a.shape[-2]:
-        raise RuntimeError(f"{op}: input.size(-2) should match other.size(-2)")
+        raise RuntimeError(f"torch.{op}: input.size(-2) should match other.size(-2)")
     arr = host(a)
     m, n = arr.shape[-2:]
     s = np.linalg.svd(arr, compute_uv=False)
@@ -1047,7 +1047,8 @@ def matrix_power(A, n: int) -> Tensor:
     a = as_tensor_arg(A, "linalg.matrix_power", "A")
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
         raise RuntimeError("linalg.matrix_power: A must be batches of square matrices, but they "
-                           f"are {describe(a)}")
+                           + (f"are {a.shape[-2]} by {a.shape[-1]} matrices" if a.ndim >= 2 else
+                              f"are {describe(a)}"))
     if not isinstance(n, int) or isinstance(n, bool):
         raise TypeError(f"linalg.matrix_power: n must be an int, got {describe(n)}")
     if n == 0:

@@ -430,12 +430,12 @@ def tensordot(a, b, dims=2, out=None) -> Tensor:
         da, db = ([d] if isinstance(d, int) else list(d) for d in dims)
     if len(da) != len(db):
         raise RuntimeError("both dimension lists should have same length")
-    da, db = [d % x.ndim for d in da], [d % y.ndim for d in db]
     for i, j in zip(da, db):
         if x.shape[i] != y.shape[j]:
             raise RuntimeError(f"contracted dimensions need to match, but first has size "
                                f"{x.shape[i]} in dim {i} and second has size {y.shape[j]} in "
                                f"dim {j}")
+    da, db = [d % x.ndim for d in da], [d % y.ndim for d in db]
     free_a = [d for d in range(x.ndim) if d not in da]
     free_b = [d for d in range(y.ndim) if d not in db]
     k = 1
