@@ -504,39 +504,47 @@ def _torch_lu(lib):
 
 _LOW_RANK = data((5, 2), 1) @ data((2, 4), 2)
 
+
+def _with_method(dtype):
+    """The square samples, and one call as a Tensor method."""
+    return _square_forward(dtype) + [Sample((mat((3, 3), 9),), method=True)]
+
 RECORDS = [
-    _op("det", np.linalg.det, _square_forward, SQUARE_GRAD, SQUARE_CUDA),
-    _op("slogdet", lambda a: tuple(np.linalg.slogdet(a)), _square_forward, SQUARE_GRAD,
+    _op("det", np.linalg.det, _with_method, SQUARE_GRAD, SQUARE_CUDA),
+    _op("slogdet", lambda a: tuple(np.linalg.slogdet(a)), _with_method, SQUARE_GRAD,
         SQUARE_CUDA),
     _op("logdet", lambda a: np.log(np.linalg.det(a)),
-        lambda d: _square_forward(d) + [Sample((-mat((3, 3), 5),))], SQUARE_GRAD, SQUARE_CUDA),
-    _op("inverse", np.linalg.inv, _square_forward, SQUARE_GRAD, SQUARE_CUDA),
-    _op("pinverse", lambda a, rcond=1e-15: np.linalg.pinv(a), _rect_forward, RECT_GRAD[:2],
+        lambda d: _with_method(d) + [Sample((-mat((3, 3), 5),))], SQUARE_GRAD, SQUARE_CUDA),
+    _op("inverse", np.linalg.inv, _with_method, SQUARE_GRAD, SQUARE_CUDA),
+    _op("pinverse", lambda a, rcond=1e-15: np.linalg.pinv(a),
+        lambda d: _rect_forward(d) + [Sample((data((3, 2)),), method=True)], RECT_GRAD[:2],
         RECT_CUDA),
     _op("matrix_exp", lambda a: np.stack([scipy.linalg.expm(x) for x in a.reshape(
-        (-1,) + a.shape[-2:])]).reshape(a.shape), lambda d: [Sample((data((2, 3, 3)),))],
+        (-1,) + a.shape[-2:])]).reshape(a.shape),
+        lambda d: [Sample((data((2, 3, 3)),)), Sample((data((2, 2)),), method=True)],
         [Sample((data((3, 3), 1),))], [Sample((data((2, 2)),))]),
     _op("matrix_power", np.linalg.matrix_power,
-        lambda d: [Sample((mat((3, 3)), 3)), Sample((mat((3, 3)), -1))],
+        lambda d: [Sample((mat((3, 3)), 3)), Sample((mat((3, 3)), -1), method=True)],
         [Sample((mat((3, 3), 1), 2))], [Sample((mat((2, 2)), 2))]),
     _op("cholesky", lambda a, upper=False: _swap(np.linalg.cholesky(a)) if upper else
         np.linalg.cholesky(a),
-        lambda d: [Sample((spd((3, 3)),)), Sample((spd((2, 3, 3)), True))],
+        lambda d: [Sample((spd((3, 3)),)), Sample((spd((2, 3, 3)), True), method=True)],
         [Sample((spd((3, 3), 1),), gradcheck=False)], [Sample((spd((2, 2)),))]),
     _op("cholesky_solve", _chol_solve_ref,
         lambda d: [Sample((data((3, 2)), np.linalg.cholesky(spd((3, 3), 1)))),
-                   Sample((data((3, 2)), _swap(np.linalg.cholesky(spd((3, 3), 1))), True))],
+                   Sample((data((3, 2)), _swap(np.linalg.cholesky(spd((3, 3), 1))), True),
+                          method=True)],
         # torch's gradient also fills the triangle of L that is never read (finite differences
         # there are 0): test_cholesky_solve_gradients_match_torch_on_the_triangle compares the rest
         [Sample((data((3, 2), 2), np.linalg.cholesky(spd((3, 3), 3))), torch=False)],
         [Sample((data((2, 1)), np.linalg.cholesky(spd((2, 2), 1))))]),
     _op("cholesky_inverse", _chol_inverse_ref,
         lambda d: [Sample((np.linalg.cholesky(spd((3, 3), 1)),)),
-                   Sample((_swap(np.linalg.cholesky(spd((3, 3), 1))), True))],
+                   Sample((_swap(np.linalg.cholesky(spd((3, 3), 1))), True), method=True)],
         [Sample((np.linalg.cholesky(spd((3, 3), 3)),), torch=False)],  # (as cholesky_solve)
         [Sample((np.linalg.cholesky(spd((2, 2), 1)),))]),
     _op("qr", lambda a, some=True: tuple(np.linalg.qr(a, "reduced" if some else "complete")),
-        lambda d: [Sample((data((4, 3)),)), Sample((data((2, 4)), False))],
+        lambda d: [Sample((data((4, 3)),)), Sample((data((2, 4)), False), method=True)],
         [Sample((data((4, 3), 1),))], RECT_CUDA),
     _op("svd", _torch_svd_gauge_ref, lambda d: [Sample((data((4, 3)),)),
                                                 Sample((data((2, 3, 2)),))],
@@ -554,7 +562,8 @@ RECORDS = [
     _op("triangular_solve", lambda b, a, upper=True, transpose=False: (
         _tri_ref(_swap(a) if transpose else a, b, upper != transpose), a),
         lambda d: [Sample((data((3, 2)), mat((3, 3), 1)), kw) for kw in (
-            {}, {"upper": False}, {"transpose": True})],
+            {}, {"upper": False}, {"transpose": True})] + [
+            Sample((data((3, 2)), mat((3, 3), 1)), method=True)],
         [Sample((data((3, 2), 2), mat((3, 3), 3)), {"upper": False})],
         [Sample((data((2, 1)), mat((2, 2), 1)))]),
     _op("nuclear_norm", lambda a: np.linalg.norm(a, "nuc", axis=(-2, -1)),

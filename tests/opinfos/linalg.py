@@ -109,7 +109,7 @@ def fused(name, ref, shapes, **kw):
                                     {"beta": 0.5, "alpha": -2.0}, layout="mT")]
         if not ints:
             out.append(Sample((nan_input,) + args[1:], {"beta": 0}))
-        return out
+        return out + [Sample(args, {"alpha": 2}, method=True)]
     grad = [Sample(tuple(data(s, k + 5) for k, s in enumerate(shapes)),
                    {"beta": 0.5, "alpha": 1.5})]
     cuda = [Sample(tuple(signed(s, k) for k, s in enumerate(shapes)), {"beta": 0.5})]
@@ -174,9 +174,9 @@ PRODUCTS = [
     fused("addr", _fused_ref(np.outer), [(3, 2), (3,), (2,)]),
     simple("inner", np.inner, lambda d: [Sample((data((2, 3)), data((4, 3), 1))),
                                          Sample((data((3,)), data((3,), 1))),
-                                         Sample((data(()), data((2, 3), 1)))],
+                                         Sample((data(()), data((2, 3), 1)), method=True)],
            [Sample((data((2, 3), 2), data((3,), 3)))], [Sample((signed((2, 3)), signed((3,), 1)))]),
-    simple("vdot", np.vdot, lambda d: [Sample((data((3,)), data((3,), 1)))],
+    simple("vdot", np.vdot, lambda d: [Sample((data((3,)), data((3,), 1)), method=True)],
            [Sample((data((3,), 2), data((3,), 3)))], [Sample((signed((3,)), signed((3,), 1)))]),
     simple("tensordot", _tensordot_ref,
            lambda d: [Sample((data((2, 3, 4)), data((3, 4, 2), 1))),
@@ -187,11 +187,12 @@ PRODUCTS = [
            [Sample((signed((2, 3)), signed((3, 2), 1)), {"dims": 1})]),
     simple("kron", np.kron, lambda d: [Sample((data((2, 3)), data((3, 2), 1))),
                                        Sample((data((2,)), data((2, 3), 1))),
-                                       Sample((data((2, 1, 2)), data((2, 2), 1)))],
+                                       Sample((data((2, 1, 2)), data((2, 2), 1)), method=True)],
            [Sample((data((2, 2), 2), data((2, 3), 3)))], [Sample((signed((2, 2)), signed((2,), 1)))]),
     simple("cross", _cross_ref, lambda d: [Sample((data((2, 3)), data((2, 3), 1))),
                                            Sample((data((3, 2)), data((3, 2), 1)), {"dim": 0}),
-                                           Sample((data((2, 3)), data((1, 3), 1)), {"dim": -1})],
+                                           Sample((data((2, 3)), data((1, 3), 1)), {"dim": -1},
+                                                  method=True)],
            [Sample((data((2, 3), 2), data((2, 3), 3)), {"dim": 1})],
            [Sample((signed((2, 3)), signed((2, 3), 1)), {"dim": 1})]),
     simple("cdist", _cdist_ref, lambda d: [Sample((data((3, 2)), data((4, 2), 1)), {"p": p})
@@ -200,7 +201,8 @@ PRODUCTS = [
            [Sample((data((3, 2), 2), data((4, 2), 3)), {"p": p}) for p in (1.0, 2.0, np.inf)],
            [Sample((signed((2, 2)), signed((3, 2), 1)))]),
     simple("dist", _dist_ref,
-           lambda d: [Sample((data((2, 3)), data((3,), 1)), {"p": p}) for p in (2, 1, 0, np.inf)],
+           lambda d: [Sample((data((2, 3)), data((3,), 1)), {"p": p}, method=p == 1)
+                      for p in (2, 1, 0, np.inf)],
            [Sample((data((2, 3), 2), data((2, 3), 3)))], [Sample((signed((2, 3)), signed((3,), 1)))]),
     simple("pdist", _pdist_ref, lambda d: [Sample((data((4, 2)),), {"p": p})
                                            for p in (2.0, 1.0, 0.0, np.inf)],
@@ -208,10 +210,11 @@ PRODUCTS = [
     simple("cov", _cov_ref, lambda d: [Sample((data((2, 3)),)), Sample((data((3,)),)),
                                        Sample((data((2, 3)),), {"correction": 0}),
                                        Sample((data((2, 3)), ), {"fweights": _W, "aweights": _AW}),
-                                       Sample((data((2, 3)), ), {"aweights": _AW})],
+                                       Sample((data((2, 3)), ), {"aweights": _AW}, method=True)],
            [Sample((data((2, 3), 2),), {"aweights": _AW}), Sample((data((2, 3), 2),))],
            [Sample((signed((2, 3)),))]),
-    simple("corrcoef", np.corrcoef, lambda d: [Sample((data((2, 4)),)), Sample((data((3, 3)),))],
+    simple("corrcoef", np.corrcoef, lambda d: [Sample((data((2, 4)),)),
+                                               Sample((data((3, 3)),), method=True)],
            [Sample((data((2, 4), 2),))], [Sample((signed((2, 3)),))]),
 ]
 
