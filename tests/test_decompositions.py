@@ -231,6 +231,24 @@ def test_fused_products_keep_torch_dtype_rules():
     np.testing.assert_array_equal(x.numpy(), np.eye(2))
 
 
+def test_fused_in_place_products_follow_autograd_rules():
+    torch = pytest.importorskip("torch")
+    leaf = dg.ones(2, 2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        leaf.addmm_(dg.eye(2), dg.eye(2))
+    rng = np.random.default_rng(3)
+    a, b = rng.uniform(-1, 1, (2, 3)), rng.uniform(-1, 1, (3, 2))
+    x, tx = dg.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    y, ty = dg.tensor(b, requires_grad=True), torch.tensor(b, requires_grad=True)
+    out = (dg.ones(2, 2, dtype=dg.float64) * 1).addmm_(x, y, beta=0.5, alpha=2)
+    tout = (torch.ones(2, 2, dtype=torch.float64) * 1).addmm_(tx, ty, beta=0.5, alpha=2)
+    np.testing.assert_allclose(out.detach().numpy(), tout.detach().numpy(), rtol=1e-12)
+    (out * out).sum().backward()
+    (tout * tout).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(y.grad.numpy(), ty.grad.numpy(), rtol=1e-12)
+
+
 def test_double_backward_through_inverse_and_solve():
     # the gradient formulas are ops: a Hessian-vector product matches torch's
     torch = pytest.importorskip("torch")

@@ -384,6 +384,9 @@ def _inplace(fn):
             raise RuntimeError(f"{fn.__name__}_: the result's shape {tuple(res.shape)} does not "
                                f"match the input's {tuple(self.shape)}")
         if res.requires_grad:
+            if self.grad_fn is None and self._requires_grad:
+                raise RuntimeError("a leaf Variable that requires grad is being used in an "
+                                   "in-place operation.")
             from .elementwise import rebase_inplace
             return rebase_inplace(self, lambda old: fn(old, *args, **kwargs))
         return self.copy_(res)
