@@ -1080,7 +1080,7 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian: bool = False, tol=None) -
 
 # --- norms and condition numbers ---------------------------------------------------------------
 
-def _norm_dims(op, x, dim):
+def _norm_dims(x, dim):
     if dim is None:
         return tuple(range(x.ndim))
     dims = (dim,) if isinstance(dim, int) else tuple(dim)
@@ -1104,7 +1104,7 @@ def vector_norm(x, ord=2, dim=None, keepdim: bool = False, *, dtype=None) -> Ten
         t = t.to(dtype)
     if isinstance(ord, str):
         raise TypeError(f"linalg.vector_norm: ord must be a number, got {ord!r}")
-    dims = _norm_dims("linalg.vector_norm", t, dim)
+    dims = _norm_dims(t, dim)
     if t.ndim == 0:  # a 0-d input is one element; the result is 0-d with or without keepdim
         return norm(t.reshape(1), p=ord, dim=(0,)).reshape(())
     if ord < 0 and ord != -math.inf:
