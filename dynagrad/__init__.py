@@ -36,7 +36,7 @@ with _collection_paused():
 
     from . import nn, optim, serialization, special, utils
     from .nn.aten import *  # torch's top-level nn functions (torch.batch_norm ...)
-    from . import distributions, fft
+    from . import distributions, fft, linalg
     from .ops.fft import (bartlett_window, blackman_window, hamming_window, hann_window,
                           kaiser_window)
     from . import cuda, func

@@ -30,7 +30,7 @@ import dynagrad as dg
 from dynagrad.ops.registry import REGISTRY
 
 FAMILIES = ("elementwise", "reduce", "movement", "indexing", "linalg", "nn", "special", "complex",
-            "fft", "statistics")
+            "fft", "statistics", "decompositions")
 
 # dtype name -> (rtol, atol); a dtype that a Tol does not name is compared exactly
 Tol = dict

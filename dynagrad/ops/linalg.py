@@ -15,13 +15,13 @@ import numpy as np
 
 from ..autograd import grad_mode
 from ..autograd.function import edge_of, node_class, record
-from ..dtypes import float32, float64
+from ..dtypes import float32, float64, get_default_dtype, int64
 from ..errors import describe
 from ..kernels.backend import backend
 from ..kernels.buffers import host, move_array
+from ..shapes import broadcast_shapes
 from ..tensor import TENSOR_TYPES, Tensor, _wrap
 from ._util import as_tensor_arg
-from ..shapes import broadcast_shapes
 from .elementwise import sum_to
 from .placement import common_device
 from .registry import register
@@ -343,8 +343,306 @@ def einsum(equation: str, *operands) -> Tensor:
     return out
 
 
+# --- fused products: beta * input + alpha * product -------------------------------------------
+
+def _scaled_sum(op: str, input, product: Tensor, beta, alpha) -> Tensor:
+    """``beta * input + alpha * product`` with input broadcast to the product's shape; with
+    ``beta == 0`` input is ignored (its NaNs and infs do not propagate), as in PyTorch."""
+    x = as_tensor_arg(input, op)
+    if not product.dtype.is_floating_point and (isinstance(beta, float) or
+                                                isinstance(alpha, float)):
+        raise RuntimeError(f"{op}: For integral input tensors, argument alpha and beta must not "
+                           "be a floating point number.")
+    shape = broadcast_shapes(op, tuple(x.shape), tuple(product.shape))
+    if shape != tuple(product.shape):
+        raise RuntimeError(f"{op}: the input {describe(x)} cannot be broadcast to the product's "
+                           f"shape {tuple(product.shape)}")
+    out = product if alpha == 1 else product * alpha
+    if beta == 0:
+        if x.requires_grad and grad_mode.GRAD_ENABLED[0]:  # input's gradient: zeros, as torch
+            out = out + (x * 0).nan_to_num(0.0, 0.0, 0.0)
+        return out
+    return out + (x if beta == 1 else x * beta)
+
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1) -> Tensor:
+    """``beta * input + alpha * (mat1 @ mat2)`` for 2-D mat1, mat2.
+
+    Example:
+        >>> dg.addmm(dg.ones(2, 2), dg.eye(2), dg.eye(2), beta=0.5).tolist()
+        [[1.5, 0.5], [0.5, 1.5]]
+    """
+    return _scaled_sum("addmm", input, mm(mat1, mat2), beta, alpha)
+
+
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1) -> Tensor:
+    """``beta * input + alpha * sum_b (batch1[b] @ batch2[b])``."""
+    return _scaled_sum("addbmm", input, bmm(batch1, batch2).sum(0), beta, alpha)
+
+
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1) -> Tensor:
+    """``beta * input + alpha * bmm(batch1, batch2)``."""
+    return _scaled_sum("baddbmm", input, bmm(batch1, batch2), beta, alpha)
+
+
+def addmv(input, mat, vec, *, beta=1, alpha=1) -> Tensor:
+    """``beta * input + alpha * (mat @ vec)``."""
+    return _scaled_sum("addmv", input, mv(mat, vec), beta, alpha)
+
+
+def addr(input, vec1, vec2, *, beta=1, alpha=1) -> Tensor:
+    """``beta * input + alpha * outer(vec1, vec2)``."""
+    return _scaled_sum("addr", input, outer(vec1, vec2), beta, alpha)
+
+
+def _inplace(fn):
+    """The in-place form ``input.fn_(...)``: the result written into input."""
+    def method_(self, *args, **kwargs):
+        res = fn(self, *args, **kwargs)
+        if tuple(res.shape) != tuple(self.shape):
+            raise RuntimeError(f"{fn.__name__}_: the result's shape {tuple(res.shape)} does not "
+                               f"match the input's {tuple(self.shape)}")
+        if res.requires_grad:
+            if self.grad_fn is None and self._requires_grad:
+                raise RuntimeError("a leaf Variable that requires grad is being used in an "
+                                   "in-place operation.")
+            from .elementwise import rebase_inplace
+            return rebase_inplace(self, lambda old: fn(old, *args, **kwargs))
+        return self.copy_(res)
+    method_.__name__ = fn.__name__ + "_"
+    return method_
+
+
+# --- other products ----------------------------------------------------------------------------
+
+def inner(input, other) -> Tensor:
+    """Sum over the last dims of both (a scalar operand multiplies)."""
+    a, b = as_tensor_arg(input, "inner"), as_tensor_arg(other, "inner", "other")
+    if a.ndim == 0 or b.ndim == 0:
+        return a * b
+    if a.shape[-1] != b.shape[-1]:
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but got "
+                           f"shapes {list(a.shape)} and {list(b.shape)}")
+    return tensordot(a, b, ([a.ndim - 1], [b.ndim - 1]))
+
+
+def vdot(input, other) -> Tensor:
+    """Dot product of two 1-D tensors (conjugating the first, a no-op for real tensors)."""
+    a, b = as_tensor_arg(input, "vdot"), as_tensor_arg(other, "vdot", "other")
+    if a.ndim != 1 or b.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors")
+    return dot(a, b)
+
+
+def tensordot(a, b, dims=2, out=None) -> Tensor:
+    """Contract ``dims`` (a count of a's last and b's first dims, or two lists of dims).
+
+    Example:
+        >>> dg.tensordot(dg.ones(2, 3), dg.ones(3, 4), dims=1).shape
+        dynagrad.Size([2, 4])
+    """
+    x, y = as_tensor_arg(a, "tensordot", "a"), as_tensor_arg(b, "tensordot", "b")
+    if isinstance(dims, Tensor):
+        dims = dims.tolist()
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        da, db = list(range(x.ndim - dims, x.ndim)), list(range(dims))
+    else:
+        da, db = ([d] if isinstance(d, int) else list(d) for d in dims)
+    if len(da) != len(db):
+        raise RuntimeError("both dimension lists should have same length")
+    for i, j in zip(da, db):
+        if x.shape[i] != y.shape[j]:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size "
+                               f"{x.shape[i]} in dim {i} and second has size {y.shape[j]} in "
+                               f"dim {j}")
+    da, db = [d % x.ndim for d in da], [d % y.ndim for d in db]
+    free_a = [d for d in range(x.ndim) if d not in da]
+    free_b = [d for d in range(y.ndim) if d not in db]
+    k = 1
+    for d in da:
+        k *= x.shape[d]
+    xa = x.permute(free_a + da).reshape(-1, k)
+    yb = y.permute(db + free_b).reshape(k, -1)
+    return (xa @ yb).reshape([x.shape[d] for d in free_a] + [y.shape[d] for d in free_b])
+
+
+def kron(input, other) -> Tensor:
+    """Kronecker product: block ``(i, j)`` is ``input[i, j] * other`` (any number of dims)."""
+    a, b = as_tensor_arg(input, "kron"), as_tensor_arg(other, "kron", "other")
+    nd = max(a.ndim, b.ndim)
+    sa = (1,) * (nd - a.ndim) + tuple(a.shape)
+    sb = (1,) * (nd - b.ndim) + tuple(b.shape)
+    # a's dims interleaved with unit dims, b's with unit dims before them: one broadcast product
+    x = a.reshape([v for d in sa for v in (d, 1)])
+    y = b.reshape([v for d in sb for v in (1, d)])
+    return (x * y).reshape([p * q for p, q in zip(sa, sb)])
+
+
+def cross(input, other, dim=None) -> Tensor:
+    """Cross product of 3-vectors along ``dim`` (broadcasting); without ``dim``, the first dim
+    of size 3 (PyTorch's older default; ``linalg.cross`` uses the last dim).
+
+    Example:
+        >>> dg.cross(dg.tensor([1.0, 0.0, 0.0]), dg.tensor([0.0, 1.0, 0.0])).tolist()
+        [0.0, 0.0, 1.0]
+    """
+    a, b = as_tensor_arg(input, "cross"), as_tensor_arg(other, "cross", "other")
+    if a.ndim != b.ndim:
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    shape = broadcast_shapes("cross", tuple(a.shape), tuple(b.shape))
+    if dim is None:
+        dim = next((d for d, n in enumerate(shape) if n == 3), None)
+        if dim is None:
+            raise RuntimeError("no dimension of size 3 in input")
+    d = dim % len(shape) if shape else 0
+    if a.shape[d] != 3 or b.shape[d] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
+                           f"{a.shape[d]} and {b.shape[d]}")
+    a, b = a.expand(shape), b.expand(shape)
+    from .movement import stack
+    comp = [(1, 2), (2, 0), (0, 1)]
+    return stack([a.select(d, i) * b.select(d, j) - a.select(d, j) * b.select(d, i)
+                  for i, j in comp], d)
+
+
+def _pairwise_norm(diff: Tensor, p: float) -> Tensor:
+    """The p-norm over the last dim of differences (p >= 0, inf included)."""
+    from .reduce import norm
+    return norm(diff, p=p, dim=-1)
+
+
+def cdist(x1, x2, p: float = 2.0, compute_mode=None) -> Tensor:
+    """p-norm distances between the rows of x1 (..., P, M) and of x2 (..., R, M): (..., P, R).
+
+    Example:
+        >>> dg.cdist(dg.tensor([[0.0, 0.0]]), dg.tensor([[3.0, 4.0], [0.0, 1.0]])).tolist()
+        [[5.0, 1.0]]
+    """
+    a, b = as_tensor_arg(x1, "cdist", "x1"), as_tensor_arg(x2, "cdist", "x2")
+    if a.ndim < 2 or b.ndim < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {a.ndim}D")
+    if not a.dtype.is_floating_point:
+        raise RuntimeError(f"cdist only supports floating-point dtypes, X1 got: {a.dtype.name}")
+    if a.shape[-1] != b.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {a.shape[-1]} "
+                           f"X2: {b.shape[-1]}")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    return _pairwise_norm(a.unsqueeze(-2) - b.unsqueeze(-3), p)
+
+
+def dist(input, other, p=2) -> Tensor:
+    """The p-norm of ``input - other`` (broadcast), as a 0-d tensor."""
+    from .reduce import norm
+    a, b = as_tensor_arg(input, "dist"), as_tensor_arg(other, "dist", "other")
+    return norm(a - b, p=p)
+
+
+def pdist(input, p: float = 2) -> Tensor:
+    """Distances between each pair of rows ``i < j`` of a 2-D input, in row-major pair order."""
+    x = as_tensor_arg(input, "pdist")
+    if x.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {x.ndim}D")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    i, j = np.triu_indices(x.shape[0], 1)
+    from .indexing import index_select
+    rows = _wrap(np.asarray(i, np.int64), int64).to(x.device)
+    cols = _wrap(np.asarray(j, np.int64), int64).to(x.device)
+    return _pairwise_norm(index_select(x, 0, rows) - index_select(x, 0, cols), p)
+
+
+def cov(input, *, correction: int = 1, fweights=None, aweights=None) -> Tensor:
+    """Covariance of the rows (variables) of a 2-D input over its columns (observations), with
+    integer frequency weights and real observation weights; a 1-D input is one variable.
+
+    Example:
+        >>> dg.cov(dg.tensor([[0.0, 1.0, 2.0]])).item()
+        1.0
+    """
+    x = as_tensor_arg(input, "cov")
+    if x.ndim > 2:
+        raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an "
+                           f"input with {x.ndim} dimensions")
+    if not x.dtype.is_floating_point:
+        x = x.to(get_default_dtype())
+    vector = x.ndim < 2
+    if vector:
+        x = x.reshape(1, -1)
+    n_obs = x.shape[1]
+    w = None
+    if fweights is not None:
+        fw = as_tensor_arg(fweights, "cov", "fweights")
+        if fw.ndim > 1 or fw.numel() != n_obs:
+            raise RuntimeError(f"cov(): expected fweights to have one dimension and the same "
+                               f"number of elements as the observations ({n_obs}), got "
+                               f"{describe(fw)}")
+        if fw.dtype.is_floating_point:
+            raise RuntimeError("cov(): expected fweights to have integral dtype but got "
+                               f"fweights with {fw.dtype.name} dtype")
+        if bool((fw < 0).any()):
+            raise RuntimeError("cov(): fweights cannot be negative")
+        w = fw.to(x.dtype)
+    aw = None
+    if aweights is not None:
+        aw = as_tensor_arg(aweights, "cov", "aweights")
+        if aw.ndim > 1 or aw.numel() != n_obs:
+            raise RuntimeError(f"cov(): expected aweights to have one dimension and the same "
+                               f"number of elements as the observations ({n_obs}), got "
+                               f"{describe(aw)}")
+        if not aw.dtype.is_floating_point:
+            raise RuntimeError("cov(): expected aweights to have floating point dtype but got "
+                               f"aweights with {aw.dtype.name} dtype")
+        if bool((aw < 0).any()):
+            raise RuntimeError("cov(): aweights cannot be negative")
+        aw = aw.to(x.dtype)
+        w = aw if w is None else w * aw
+    if w is None:
+        total = float(n_obs)
+        avg = x.mean(1, keepdim=True)
+        norm_factor = total - correction
+        xc = x - avg
+        c = xc @ xc.mT
+    else:
+        total = w.sum()
+        avg = (x * w).sum(1, keepdim=True) / total
+        if aw is None:
+            norm_factor = total - correction
+        else:
+            norm_factor = total - correction * (w * aw).sum() / total
+        xc = x - avg
+        c = xc @ (xc * w).mT
+    if not isinstance(norm_factor, Tensor):
+        norm_factor = max(norm_factor, 0.0)
+    else:
+        norm_factor = norm_factor.clamp(min=0)
+    c = c / norm_factor
+    return c.reshape(()) if vector else c
+
+
+def corrcoef(input) -> Tensor:
+    """Pearson correlation coefficients of the rows, clipped to [-1, 1]."""
+    c = cov(input)
+    if c.ndim == 0:
+        return c / c
+    d = c.diagonal(0, 0, 1)
+    std = d.sqrt()
+    c = c / std.unsqueeze(1) / std.unsqueeze(0)
+    return c.clamp(-1, 1)
+
+
 for _name, _fn in (("matmul", matmul), ("mm", mm), ("bmm", bmm), ("mv", mv), ("dot", dot),
                    ("outer", outer)):
     register(_name, _fn, "linalg")
 register("einsum", einsum, "linalg", method=False)
 register("ger", outer, "alias")
+for _name, _fn in (("addmm", addmm), ("addbmm", addbmm), ("baddbmm", baddbmm), ("addmv", addmv),
+                   ("addr", addr)):
+    register(_name, _fn, "linalg", inplace=_inplace(_fn))
+for _name, _fn in (("inner", inner), ("vdot", vdot), ("kron", kron), ("cross", cross),
+                   ("dist", dist), ("cov", cov), ("corrcoef", corrcoef)):
+    register(_name, _fn, "linalg")
+for _name, _fn in (("tensordot", tensordot), ("cdist", cdist), ("pdist", pdist)):
+    register(_name, _fn, "linalg", method=False)
