@@ -24,7 +24,8 @@ with _collection_paused():
     from .device import device
     from .dtypes import (bool_ as bool, cdouble, cfloat, complex64, complex128, double, float,
                          float16, float32, float64, get_default_dtype, half, int8, int16, int32,
-                         int64, long, promote_types, result_type, set_default_dtype, short, uint8)
+                         int64, long, promote_types, result_type, set_default_dtype,
+                         set_default_tensor_type, short, uint8)
     from .dtypes import dtype
     from .dtypes import int as int
     from .ops import FUNCTIONS as _FUNCTIONS

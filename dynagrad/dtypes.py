@@ -13,7 +13,7 @@ __all__ = [
     "dtype", "float16", "float32", "float64", "int8", "uint8", "int16", "int32", "int64", "bool_",
     "half", "float", "double", "short", "int", "long", "promote_types", "result_type",
     "get_default_dtype", "set_default_dtype", "from_numpy_dtype", "complex64", "complex128",
-    "cfloat", "cdouble",
+    "cfloat", "cdouble", "set_default_tensor_type",
 ]
 
 _BOOL, _INT, _FLOAT, _COMPLEX = 0, 1, 2, 3  # promotion categories, ordered
@@ -143,6 +143,30 @@ def set_default_dtype(d: dtype) -> None:
     if not isinstance(d, dtype) or not d.is_floating_point:
         raise TypeError(f"set_default_dtype: only floating point dtypes are allowed, got {d!r}")
     _default_float = d
+
+
+# the legacy CPU tensor type names PyTorch's set_default_tensor_type takes
+_TENSOR_TYPES = {"FloatTensor": "float32", "DoubleTensor": "float64", "HalfTensor": "float16"}
+
+
+def set_default_tensor_type(t) -> None:
+    """Deprecated PyTorch form of ``set_default_dtype``: ``t`` is a floating point tensor type or
+    its name (``"torch.DoubleTensor"``, ``"dynagrad.FloatTensor"``, a class of that name).
+
+    Example:
+        >>> import dynagrad as dg
+        >>> dg.set_default_tensor_type("torch.DoubleTensor"); dg.get_default_dtype()
+        dynagrad.float64
+        >>> dg.set_default_tensor_type("torch.FloatTensor")
+    """
+    name = t if isinstance(t, str) else getattr(t, "__name__", None)
+    if name is None or isinstance(t, dtype):
+        raise TypeError("invalid type object: only floating-point types are supported as the "
+                        "default type")
+    short = name.rsplit(".", 1)[-1]
+    if short not in _TENSOR_TYPES:
+        raise TypeError("only floating-point types are supported as the default type")
+    set_default_dtype(from_name(_TENSOR_TYPES[short]))
 
 
 def default_complex_dtype() -> dtype:

@@ -94,6 +94,8 @@ ERRORS = {  # name -> (dynagrad call, torch call), both on the same arrays
     "torch_lstsq_removed": lambda m, x: m.lstsq(x(np.eye(2)), x(np.eye(2))),
     "torch_matrix_rank_removed": lambda m, x: m.matrix_rank(x(np.eye(2))),
     "tensor_lstsq_removed": lambda m, x: x(np.eye(2)).lstsq(x(np.eye(2))),
+    "torch_solve_removed": lambda m, x: m.solve(x(np.eye(2)), x(np.eye(2))),
+    "tensor_solve_removed": lambda m, x: x(np.eye(2)).solve(x(np.eye(2))),
 }
 
 

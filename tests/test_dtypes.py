@@ -156,6 +156,22 @@ def test_set_default_dtype_rules():
     assert dg.tensor([1.5]).dtype is dg.float32
 
 
+def test_set_default_tensor_type_takes_torch_type_names(torch):
+    try:
+        for name in ("torch.DoubleTensor", "torch.HalfTensor", "torch.FloatTensor"):
+            dg.set_default_tensor_type(name)
+            torch.set_default_tensor_type(name)
+            assert dg.get_default_dtype().name == str(torch.get_default_dtype())[6:]
+        dg.set_default_tensor_type(torch.DoubleTensor)  # a class: its name counts
+        assert dg.get_default_dtype() is dg.float64
+        for bad in ("torch.IntTensor", dg.float64):
+            with pytest.raises(TypeError, match="only floating-point types"):
+                dg.set_default_tensor_type(bad)
+    finally:
+        dg.set_default_dtype(dg.float32)
+        torch.set_default_dtype(torch.float32)
+
+
 def test_dtype_pickles_to_same_object():
     import pickle
     assert all(pickle.loads(pickle.dumps(d)) is d for d in ALL)

@@ -1394,7 +1394,15 @@ _LSTSQ_GONE = (
 _RANK_GONE = ("This function was deprecated since version 1.9 and is now removed.\nPlease use "
               "the `torch.linalg.matrix_rank` function instead. The parameter 'symmetric' was "
               "renamed in `torch.linalg.matrix_rank()` to 'hermitian'.")
+_SOLVE_GONE = (
+    "This function was deprecated since version 1.9 and is now removed. `torch.solve` is "
+    "deprecated in favor of `torch.linalg.solve`. `torch.linalg.solve` has its arguments reversed "
+    "and does not return the LU factorization.\n\nTo get the LU factorization see `torch.lu`, "
+    "which can be used with `torch.lu_solve` or `torch.lu_unpack`.\nX = torch.solve(B, A).solution "
+    "should be replaced with:\nX = torch.linalg.solve(A, B)")
 # not ops (nothing to compute, so no record): attached as PyTorch has them, raising as it does
 FUNCTIONS["lstsq"] = removed("lstsq", _LSTSQ_GONE)
 FUNCTIONS["matrix_rank"] = removed("matrix_rank", _RANK_GONE)
+FUNCTIONS["solve"] = removed("solve", _SOLVE_GONE)
 tensor_method("lstsq", FUNCTIONS["lstsq"])
+tensor_method("solve", FUNCTIONS["solve"])
