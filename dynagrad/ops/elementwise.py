@@ -815,7 +815,7 @@ _BINARY = {
     "atan2": ("math.atan2(x, y)", "float",
               lambda g, x, y, o: g * y / (x * x + y * y),
               lambda g, x, y, o: -(g * x) / (x * x + y * y), (0, 1)),
-    "hypot": ("math.hypot(x, y)", "float",
+    "hypot": ({"f": "math.hypot(x, y)"}, "promote",
               lambda g, x, y, o: g * x / o, lambda g, x, y, o: g * y / o, (0, 1, "out")),
     # log(exp(x) + exp(y)) from the larger operand; equal operands (infinities included) are
     # the larger plus log 2, which also keeps inf - inf out
