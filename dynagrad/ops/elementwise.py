@@ -1099,7 +1099,15 @@ def float_power(input, exponent) -> Tensor:
 
 
 def square(input) -> Tensor:
+    """``input * input`` (a bool tensor squares to int64, as torch's ``pow(input, 2)``)."""
+    input = _tensor(input, "square")
+    if input.dtype is bool_:
+        input = input.to(dtypes.int64)
     return mul(input, input)
+
+
+def square_(self) -> Tensor:
+    return _assign("square", self, square)
 
 
 def rsub(input, other, *, alpha=1) -> Tensor:
@@ -1417,7 +1425,8 @@ for _name, _f, _f_ in (("heaviside", heaviside, heaviside_), ("nextafter", nexta
                        ("clamp_min", clamp_min, clamp_min_), ("clamp_max", clamp_max, clamp_max_),
                        ("addcmul", addcmul, addcmul_), ("addcdiv", addcdiv, addcdiv_),
                        ("isclose", isclose, None), ("allclose", allclose, None),
-                       ("equal", equal, None), ("float_power", float_power, float_power_)):
+                       ("equal", equal, None), ("float_power", float_power, float_power_),
+                       ("square", square, square_)):
     register(_name, _f, "elementwise", inplace=_f_)
 for _alias, _target in (("arccosh", "acosh"), ("arcsinh", "asinh"), ("arctanh", "atanh")):
     register(_alias, REGISTRY[_target].fn, "alias", inplace=getattr(Tensor, _target + "_"))

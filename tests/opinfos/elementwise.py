@@ -15,6 +15,7 @@ import numpy as np
 
 import dynagrad as dg
 from opinfo import OpInfo, Sample, alias, integers, mask, sampler, signed, uniform
+from opinfos.movement import _TRANSPOSE
 
 erf = np.vectorize(math.erf)  # (NumPy has none)
 
@@ -228,7 +229,7 @@ def _others():
             {"cpu": (dg.int64, dg.float64), "cuda": (dg.float32,)},
             out_dtype=lambda dtype: dg.float64),
         _record("square", lambda x: x * x, sampler(
-            [Sample((a,))], grad=[Sample((a,))], cuda=cuda), F64),
+            [Sample((a,))], grad=[Sample((a,))], cuda=cuda), F64, check_inplace=True),
         _record("rsub", lambda x, y: y - x, sampler(
             [Sample((np.array([1.0, 2.0]), 5.0))], grad=[Sample((a, 5.0))], cuda=cuda2),
             torch="rsub"),
@@ -378,4 +379,5 @@ _BY_NAME.update({info.name: info for info in MORE_UNARY + MORE_BINARY})
 MORE_ALIASES = {"arccosh": "acosh", "arcsinh": "asinh", "arctanh": "atanh"}
 
 RECORDS += MORE_UNARY + MORE_BINARY + MORE_OTHERS + [
-    alias(name, _BY_NAME[target]) for name, target in MORE_ALIASES.items()]
+    alias(name, _BY_NAME[target]) for name, target in MORE_ALIASES.items()] + [
+    alias("swapdims", _TRANSPOSE)]  # (registered with the Tensor methods' in-place view ops)
