@@ -14,7 +14,7 @@ from ..dtypes import dtype as DType
 from ..errors import describe
 from ..tensor import Tensor
 from . import elementwise as ew
-from . import movement as movement
+from . import movement
 from .elementwise import OPS, binary_function, compute, fast_unary, inplace, rebase_inplace
 from .linalg import matmul
 from .movement import copy_array, to_dtype, transpose
