@@ -16,6 +16,8 @@ with _collection_paused():
     _configure()  # first, before Numba starts: CPU target, thread layer, malloc (see _runtime)
     from . import autograd, dtypes, kernels, testing
     from .autograd import enable_grad, inference_mode, no_grad, set_grad_enabled
+    from .autograd.anomaly_mode import (is_anomaly_check_nan_enabled, is_anomaly_enabled,
+                                        set_anomaly_enabled)
     from .autograd.grad_mode import is_grad_enabled, is_inference_mode_enabled
     from .creation import *  # noqa: F401,F403
     from .determinism import (are_deterministic_algorithms_enabled,
@@ -31,6 +33,7 @@ with _collection_paused():
     from .ops.tensor_methods import pow
     from .random import *  # noqa: F401,F403
     from .tensor import Size, Tensor
+    from .tensor_str import set_printoptions
 
     globals().update({k: v for k, v in _FUNCTIONS.items() if k not in ("pow",)})
 

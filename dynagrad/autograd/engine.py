@@ -19,6 +19,7 @@ import numpy as np
 
 from ..tensor import Tensor, _wrap
 from . import grad_mode
+from .anomaly_mode import ANOMALY, check_gradients
 from .function import AccumulateGrad, accumulator
 
 
@@ -134,6 +135,7 @@ def run_backward(outputs, grad_outputs, retain_graph: bool, create_graph: bool,
     for (node, nr), g in zip(root_edges, root_grads):
         _deliver(buffers, node, nr, g)
 
+    check_nan = ANOMALY[0] and ANOMALY[1]  # anomaly mode: each node's gradients checked
     prev_mode = grad_mode.GRAD_ENABLED[0]
     grad_mode.GRAD_ENABLED[0] = create_graph
     try:
@@ -162,6 +164,8 @@ def run_backward(outputs, grad_outputs, retain_graph: bool, create_graph: bool,
             in_grads = node.apply(*grads)
             if type(in_grads) is not tuple:
                 in_grads = (in_grads,)
+            if check_nan:
+                check_gradients(node, in_grads)
             if node._post_hooks:
                 for hook in node._post_hooks:
                     hook(in_grads, grads)
