@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from . import dtypes
-from .device import as_device
+from .device import as_device, factory_device
 from .dtypes import dtype as DType
 from .layout import laid_out_like
 from .shapes import shape_arg
@@ -203,7 +203,7 @@ def _normal(gen, shape, dt: DType) -> np.ndarray:
 def rand(*size, generator: Generator | None = None, dtype: DType | None = None, device=None,
          requires_grad: bool = False) -> Tensor:
     """Uniform samples in [0, 1)."""
-    i = _index(as_device(device))
+    i = _index(factory_device(device))
     dt = _float_dtype(dtype, "rand")
     return _result(_uniform_on(generator, i, shape_arg(size, "rand"), dt), dt, requires_grad, i)
 
@@ -211,7 +211,7 @@ def rand(*size, generator: Generator | None = None, dtype: DType | None = None, 
 def randn(*size, generator: Generator | None = None, dtype: DType | None = None, device=None,
           requires_grad: bool = False) -> Tensor:
     """Standard normal samples."""
-    i = _index(as_device(device))
+    i = _index(factory_device(device))
     dt = _float_dtype(dtype, "randn")
     return _result(_normal(_gen(generator, i), shape_arg(size, "randn"), dt), dt, requires_grad,
                    i)
@@ -220,7 +220,7 @@ def randn(*size, generator: Generator | None = None, dtype: DType | None = None,
 def randint(low, high=None, size=None, *, generator: Generator | None = None,
             dtype: DType | None = None, device=None, requires_grad: bool = False) -> Tensor:
     """Integers uniform in [low, high); ``randint(high, size)`` starts at 0."""
-    i = _index(as_device(device))
+    i = _index(factory_device(device))
     if size is None:
         if high is None or not isinstance(high, (tuple, list)):
             raise TypeError("randint() missing required argument 'size'")
@@ -238,14 +238,14 @@ def randint(low, high=None, size=None, *, generator: Generator | None = None,
 def randperm(n: int, *, generator: Generator | None = None, dtype: DType | None = None,
              device=None, requires_grad: bool = False) -> Tensor:
     """A random permutation of ``0..n-1``."""
-    i = _index(as_device(device))
+    i = _index(factory_device(device))
     return _result(_gen(generator, i).permutation(n), dtype or dtypes.int64, requires_grad, i)
 
 
 def normal(mean, std=1.0, size=None, *, generator: Generator | None = None,
            dtype: DType | None = None, device=None, requires_grad: bool = False) -> Tensor:
     """Normal samples with the given mean and std (tensors broadcast, or floats with ``size``)."""
-    i = _index(as_device(device))
+    i = _index(factory_device(device))
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
         ref = mean if isinstance(mean, Tensor) else std
         i = ref.get_device() if ref.is_cuda else None
