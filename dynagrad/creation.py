@@ -281,7 +281,7 @@ def numel(input: Tensor) -> int:
     return input.numel()
 
 
-def range_(start=0, end=None, step=1, *, dtype: DType | None = None, device=None,
+def range_(start, end, step=1, *, dtype: DType | None = None, device=None,
            requires_grad: bool = False) -> Tensor:
     """Deprecated, as in PyTorch: ``start, start + step, ...`` up to ``end`` *inclusive*, in the
     default float dtype unless ``dtype`` says otherwise (use ``arange``, which excludes ``end``).
@@ -298,8 +298,6 @@ def range_(start=0, end=None, step=1, *, dtype: DType | None = None, device=None
                   "behavior is inconsistent with Python's range builtin. Instead, use "
                   "torch.arange, which produces values in [start, end).", UserWarning,
                   stacklevel=2)
-    if end is None:
-        start, end = 0, start
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if (end - start) * step < 0:
