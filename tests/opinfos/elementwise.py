@@ -339,10 +339,10 @@ def _more_others():
             {"cpu": (dg.float32, dg.int64), "cuda": (dg.float32,)}),
         _record("clamp_min", np.maximum, sampler(
             [Sample((x, 0.5)), Sample((x, y))], grad=[Sample((a, 0.5)), Sample((a, b))],
-            cuda=cuda2), check_inplace=True, torch=_torch_tensors("clamp_min")),
+            cuda=cuda2), F64, check_inplace=True, torch=_torch_tensors("clamp_min")),
         _record("clamp_max", np.minimum, sampler(
             [Sample((x, 0.5)), Sample((x, y))], grad=[Sample((a, 0.5)), Sample((a, b))],
-            cuda=cuda2), check_inplace=True, torch=_torch_tensors("clamp_max")),
+            cuda=cuda2), F64, check_inplace=True, torch=_torch_tensors("clamp_max")),
         _record("addcmul", lambda i, t1, t2, value=1: i + value * t1 * t2, sampler(
             [Sample((x, x, y)), Sample((x, y, x[:1]), {"value": 0.5})],
             grad=[Sample((a, b, c), {"value": -2.0})],
@@ -363,11 +363,12 @@ def _more_others():
             differentiable=False),
         _record("allclose", lambda u, v, **kw: np.array(np.allclose(u, v, **kw)), sampler(
             [Sample((x, x + 1e-7)), Sample((x, x + 1e-3)), Sample((x, y[:1]), {"atol": 10.0})],
-            cuda=cuda2), op=lambda u, v, **kw: dg.tensor(dg.allclose(u, v, **kw), device=u.device),
+            cuda=cuda2), F32,
+            op=lambda u, v, **kw: dg.tensor(dg.allclose(u, v, **kw), device=u.device),
             torch=lambda *args, **kw: __import__("torch").tensor(
                 __import__("torch").allclose(*args, **kw)), differentiable=False),
         _record("equal", lambda u, v: np.array(u.shape == v.shape and (u == v).all()), sampler(
-            [Sample((x, x)), Sample((x, y)), Sample((x, x[:2]))], cuda=cuda2),
+            [Sample((x, x)), Sample((x, y)), Sample((x, x[:2]))], cuda=cuda2), F32,
             op=lambda u, v: dg.tensor(dg.equal(u, v), device=u.device),
             torch=lambda *args: __import__("torch").tensor(__import__("torch").equal(*args)),
             differentiable=False),
