@@ -14,11 +14,10 @@ from ..dtypes import dtype as DType
 from ..errors import describe
 from ..tensor import Tensor
 from . import elementwise as ew
-from . import movement
 from .elementwise import OPS, binary_function, compute, fast_unary, inplace, rebase_inplace
 from .linalg import matmul
 from .movement import copy_array, to_dtype, transpose
-from .registry import register, tensor_method
+from .registry import tensor_method
 from .placement import to_device
 
 
@@ -278,39 +277,6 @@ def copy_(self, src, non_blocking: bool = False) -> Tensor:
 tensor_method("fill_", fill_)
 tensor_method("zero_", zero_)
 tensor_method("copy_", copy_)
-
-
-# --- in-place forms of view ops and of tril / triu / square ---------------------------------
-
-def _view_inplace(name: str, view_op):
-    """``Tensor.<name>``: ``view_op`` applied to the tensor itself, as torch's in-place view ops
-    (``t_``, ``squeeze_``...): the tensor takes the view's shape and strides over the same
-    memory, its version counter bumps, and under autograd it becomes the view op's output."""
-    def method(self, *args, **kwargs):
-        if grad_mode.GRAD_ENABLED[0] and self._requires_grad and self.grad_fn is None:
-            raise RuntimeError(f"{name}: a leaf Variable that requires grad is being used in an "
-                               "in-place operation.")
-        out = view_op(self, *args, **kwargs)
-        self._data = out._data
-        if out.grad_fn is not None:
-            self.grad_fn, self._output_nr = out.grad_fn, out._output_nr
-        self._vc[0] += 1
-        return self
-    method.__name__ = name
-    method.__doc__ = f"In-place ``{name[:-1]}``: this tensor becomes the view (see torch)."
-    return method
-
-
-tensor_method("transpose_", _view_inplace("transpose_", transpose))
-tensor_method("swapaxes_", _view_inplace("swapaxes_", transpose))
-tensor_method("t_", _view_inplace("t_", movement.t))
-tensor_method("squeeze_", _view_inplace("squeeze_", movement.squeeze))
-tensor_method("unsqueeze_", _view_inplace("unsqueeze_", movement.unsqueeze))
-tensor_method("tril_", lambda self, diagonal=0: ew._assign(
-    "tril", self, lambda t: movement.tril(t, diagonal)))
-tensor_method("triu_", lambda self, diagonal=0: ew._assign(
-    "triu", self, lambda t: movement.triu(t, diagonal)))
-register("swapdims", transpose, "alias", inplace=_view_inplace("swapdims_", transpose))
 
 
 # --- torch-level spellings of Tensor methods, pin_memory, new_empty_strided -------------------

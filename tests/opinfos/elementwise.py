@@ -15,7 +15,6 @@ import numpy as np
 
 import dynagrad as dg
 from opinfo import OpInfo, Sample, alias, integers, mask, sampler, signed, uniform
-from opinfos.movement import _TRANSPOSE
 
 erf = np.vectorize(math.erf)  # (NumPy has none)
 
@@ -380,5 +379,4 @@ _BY_NAME.update({info.name: info for info in MORE_UNARY + MORE_BINARY})
 MORE_ALIASES = {"arccosh": "acosh", "arcsinh": "asinh", "arctanh": "atanh"}
 
 RECORDS += MORE_UNARY + MORE_BINARY + MORE_OTHERS + [
-    alias(name, _BY_NAME[target]) for name, target in MORE_ALIASES.items()] + [
-    alias("swapdims", _TRANSPOSE)]  # (registered with the Tensor methods' in-place view ops)
+    alias(name, _BY_NAME[target]) for name, target in MORE_ALIASES.items()]
