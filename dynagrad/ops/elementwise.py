@@ -2,7 +2,9 @@
 
 Adding an op is one ``_define`` call: the expression becomes a Numba kernel on first use (per dtype
 and layout class), the gradient is written with dynagrad ops (so it is differentiable again), and
-the registry attaches the Tensor method and the in-place ``name_`` variant.
+the registry attaches the Tensor method and the in-place ``name_`` variant. A few ops with no
+scalar expression for both targets (nextafter, gcd, lcm, frexp) run one NumPy call on the host
+buffers: a host round trip on CUDA.
 
 Example:
     >>> import dynagrad as dg
@@ -1157,6 +1159,7 @@ def heaviside(input, values) -> Tensor:
     below 0). ``input`` and ``values`` must have one dtype, as in torch.
 
     Example:
+        >>> import dynagrad as dg
         >>> dg.heaviside(dg.tensor([-1.0, 0.0, 2.0]), dg.tensor(0.5)).tolist()
         [0.0, 0.5, 1.0]
     """
@@ -1216,6 +1219,7 @@ nextafter, nextafter_ = _host_binary("nextafter", np.nextafter, "f")
 nextafter.__doc__ = """The next float after ``input`` towards ``other``.
 
     Example:
+        >>> import dynagrad as dg
         >>> dg.nextafter(dg.tensor([1.0], dtype=dg.float64), dg.tensor([2.0])).item() - 1.0
         2.220446049250313e-16
     """
@@ -1223,6 +1227,7 @@ gcd, gcd_ = _host_binary("gcd", np.gcd, "i")
 gcd.__doc__ = """Greatest common divisor of integer tensors (non-negative; ``gcd(0, 0) = 0``).
 
     Example:
+        >>> import dynagrad as dg
         >>> dg.gcd(dg.tensor([4, -6, 0]), dg.tensor([6, 4, 0])).tolist()
         [2, 2, 0]
     """
@@ -1230,6 +1235,7 @@ lcm, lcm_ = _host_binary("lcm", np.lcm, "i")
 lcm.__doc__ = """Least common multiple of integer tensors (non-negative; 0 if either is 0).
 
     Example:
+        >>> import dynagrad as dg
         >>> dg.lcm(dg.tensor([4, -6, 0]), dg.tensor([6, 4, 3])).tolist()
         [12, 12, 0]
     """
@@ -1249,6 +1255,7 @@ def frexp(input):
     1`` (0, inf and NaN keep their value with exponent 0); the exponent is int32.
 
     Example:
+        >>> import dynagrad as dg
         >>> dg.frexp(dg.tensor([8.0, -3.0]))
         frexp(mantissa=tensor([ 0.5000, -0.7500]), exponent=tensor([4, 2], dtype=dynagrad.int32))
     """
@@ -1269,6 +1276,7 @@ def ldexp(input, other) -> Tensor:
     """``input * 2**other`` (a float result, as torch).
 
     Example:
+        >>> import dynagrad as dg
         >>> dg.ldexp(dg.tensor([1.0, 3.0]), dg.tensor([2, -1])).tolist()
         [4.0, 1.5]
     """
@@ -1324,7 +1332,9 @@ def addcmul(input, tensor1, tensor2, *, value=1) -> Tensor:
     """``input + value * tensor1 * tensor2`` with broadcasting.
 
     Example:
-        >>> dg.addcmul(dg.ones(2), dg.tensor([1.0, 2.0]), dg.tensor([3.0, 4.0]), value=0.5).tolist()
+        >>> import dynagrad as dg
+        >>> t1, t2 = dg.tensor([1.0, 2.0]), dg.tensor([3.0, 4.0])
+        >>> dg.addcmul(dg.ones(2), t1, t2, value=0.5).tolist()
         [2.5, 5.0]
     """
     input = _tensor(input, "addcmul")
@@ -1342,7 +1352,9 @@ def addcdiv(input, tensor1, tensor2, *, value=1) -> Tensor:
     tensors are refused, as in torch).
 
     Example:
-        >>> dg.addcdiv(dg.ones(2), dg.tensor([1.0, 2.0]), dg.tensor([4.0, 4.0]), value=2).tolist()
+        >>> import dynagrad as dg
+        >>> t1, t2 = dg.tensor([1.0, 2.0]), dg.tensor([4.0, 4.0])
+        >>> dg.addcdiv(dg.ones(2), t1, t2, value=2).tolist()
         [1.5, 2.0]
     """
     input = _tensor(input, "addcdiv")
@@ -1369,6 +1381,7 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor:
     included; NaNs only with ``equal_nan``). Both must have one dtype, as in torch.
 
     Example:
+        >>> import dynagrad as dg
         >>> dg.isclose(dg.tensor([1.0, 2.0]), dg.tensor([1.0 + 1e-7, 2.1])).tolist()
         [True, False]
     """
@@ -1398,6 +1411,7 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
     """Whether ``isclose`` holds everywhere (a Python bool).
 
     Example:
+        >>> import dynagrad as dg
         >>> dg.allclose(dg.tensor([1.0, 2.0]), dg.tensor([1.0, 2.0 + 1e-6]))
         True
     """
@@ -1408,6 +1422,7 @@ def equal(input, other) -> bool:
     """Whether both tensors have one shape and equal elements (a Python bool; NaN != NaN).
 
     Example:
+        >>> import dynagrad as dg
         >>> dg.equal(dg.tensor([1.0, 2.0]), dg.tensor([1, 2]))
         True
     """
