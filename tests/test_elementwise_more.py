@@ -126,3 +126,21 @@ def test_heaviside_backward_is_not_implemented_like_torch():
     out = dg.heaviside(x, dg.tensor([0.5]))
     with pytest.raises(RuntimeError, match="heaviside"):
         out.sum().backward()
+
+
+@pytest.mark.parametrize("call", ["clamp_min", "clamp_max", "clamp_both"])
+def test_tensor_bound_clamp_gradients_at_ties_and_nan_match_torch(call):
+    """Ties send the gradient to the input, crossed bounds (min > max) to max, NaN to nobody."""
+    values = {"x": [1.0, 2.0, NAN, 0.0, 5.0, 3.0], "lo": [1.0, NAN, 0.0, 2.0, 0.0, 4.0],
+              "hi": [3.0, 3.0, 3.0, 1.0, 5.0, 2.0]}
+    results = []
+    for lib in (dg, torch):
+        t = {k: lib.tensor(v, dtype=lib.float64, requires_grad=True) for k, v in values.items()}
+        if call == "clamp_both":
+            y = lib.clamp(t["x"], min=t["lo"], max=t["hi"])
+        else:
+            y = getattr(lib, call)(t["x"], t["lo"] if call == "clamp_min" else t["hi"])
+        y.backward(lib.tensor([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], dtype=lib.float64))
+        results.append([y.tolist()] + [None if t[k].grad is None else t[k].grad.tolist()
+                                       for k in ("x", "lo", "hi")])
+    assert str(results[0]) == str(results[1])  # (str: NaN equals NaN)

@@ -1010,12 +1010,7 @@ def clamp(input, min=None, max=None) -> Tensor:
     input = _tensor(input, "clamp")
     min, max = _clamp_bounds(input, min, max, "clamp")
     if isinstance(min, Tensor) or isinstance(max, Tensor):
-        out = input
-        if min is not None:
-            out = maximum(out, min)
-        if max is not None:
-            out = minimum(out, max)
-        return out
+        return _clamp_tensor_bounds(input, min, max)
     lo = -math.inf if min is None else min
     hi = math.inf if max is None else max
     if not input.dtype.is_floating_point:
@@ -1027,6 +1022,54 @@ def clamp(input, min=None, max=None) -> Tensor:
         lo = info.min if min is None else min
         hi = info.max if max is None else max
     return compute(OPS["clamp"], (input,), {"lo": lo, "hi": hi})
+
+
+def _clamp_tensor_bounds(input, min, max) -> Tensor:
+    """``clamp`` with a tensor bound: maximum / minimum give the values (NaN in any operand
+    propagates), and one node gives torch's gradients, which send a tie to ``input`` and a
+    crossed pair of bounds (min > max) to ``max`` (``maximum``'s would split a tie)."""
+    with grad_mode.no_grad():
+        out = input
+        if min is not None:
+            out = maximum(out, min)
+        if max is not None:
+            out = minimum(out, max)
+    lo = min if isinstance(min, Tensor) else None
+    hi = max if isinstance(max, Tensor) else None
+    if grad_mode.GRAD_ENABLED[0] and any(t is not None and t._requires_grad
+                                         for t in (input, lo, hi)):
+        node = _ClampNode()
+        node.save(input, lo, hi)
+        node.bounds = (min, max)
+        node.meta = [(tuple(t.shape), t.dtype) if t is not None else None
+                     for t in (input, lo, hi)]
+        record(node, (input, lo, hi), (out,))
+    return out
+
+
+def _clamp_back(node, g):
+    x, lo_t, hi_t = node.saved_tensors
+    lo, hi = (t if t is not None else b for t, b in zip((lo_t, hi_t), node.bounds))
+    if lo is not None and hi is not None:
+        grads = (where(logical_and(x >= lo, x <= hi), g, 0.0),
+                 where(logical_and(x < lo, lo < hi), g, 0.0),
+                 where(logical_or(x > hi, hi < lo), g, 0.0))
+    elif lo is not None:
+        grads = (where(x >= lo, g, 0.0), where(x < lo, g, 0.0), None)
+    else:
+        grads = (where(x <= hi, g, 0.0), None, where(x > hi, g, 0.0))
+    result = []
+    for gi, meta, edge in zip(grads, node.meta, node.next_functions):
+        if gi is None or meta is None or edge is None:
+            result.append(None)
+            continue
+        shape, dt = meta
+        gi = sum_to(gi, shape) if tuple(gi.shape) != shape else gi
+        result.append(gi if gi.dtype is dt else gi.to(dt))
+    return tuple(result)
+
+
+_ClampNode = node_class("ClampBackward1", _clamp_back)
 
 
 def clamp_(self, min=None, max=None) -> Tensor:
