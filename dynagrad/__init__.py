@@ -21,14 +21,17 @@ with _collection_paused():
     from .autograd.grad_mode import is_grad_enabled, is_inference_mode_enabled
     from .creation import *  # noqa: F401,F403
     from .creation import range_ as range  # (a module-level "range" would shadow the builtin)
+    from .creation import asarray, empty_strided, frombuffer
+    from .device import get_default_device, set_default_device
+    from .dtypes import can_cast
     from .determinism import (are_deterministic_algorithms_enabled,
                               is_deterministic_algorithms_warn_only_enabled,
                               use_deterministic_algorithms)
-    from .device import device, get_default_device, set_default_device
+    from .device import device
     from .dtypes import (bool_ as bool, double, float, float16, float32, float64, get_default_dtype,
                          half, int8, int16, int32, int64, long, promote_types, result_type,
                          set_default_dtype, short, uint8)
-    from .dtypes import can_cast, dtype
+    from .dtypes import dtype
     from .dtypes import int as int
     from .ops import FUNCTIONS as _FUNCTIONS
     from .ops.tensor_methods import (detach, fill, is_floating_point, is_nonzero, is_same_size,

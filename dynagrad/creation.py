@@ -25,7 +25,7 @@ from .tensor import Tensor, _wrap
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "zeros_like",
            "ones_like", "full_like", "empty_like", "arange", "linspace", "logspace", "eye",
-           "scalar_tensor", "is_tensor", "numel", "empty_strided", "asarray", "frombuffer"]
+           "scalar_tensor", "is_tensor", "numel"]
 
 
 def _infer_dtype(data) -> DType:
@@ -273,14 +273,6 @@ def eye(n: int, m: int | None = None, *, dtype: DType | None = None, device=None
                    factory_device(device))
 
 
-def is_tensor(obj) -> bool:
-    return isinstance(obj, Tensor)
-
-
-def numel(input: Tensor) -> int:
-    return input.numel()
-
-
 def range_(start, end, step=1, *, dtype: DType | None = None, device=None,
            requires_grad: bool = False) -> Tensor:
     """Deprecated, as in PyTorch: ``start, start + step, ...`` up to ``end`` *inclusive*, in the
@@ -402,3 +394,12 @@ def frombuffer(buffer, *, dtype: DType, count: int = -1, offset: int = 0,
     arr = np.frombuffer(buffer, dtype=dtype.np, count=count, offset=offset)
     out = _wrap(arr, dtype)
     return out.requires_grad_() if requires_grad else out
+
+
+def is_tensor(obj) -> bool:
+    return isinstance(obj, Tensor)
+
+
+def numel(input: Tensor) -> int:
+    return input.numel()
+

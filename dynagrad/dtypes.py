@@ -12,7 +12,7 @@ import numpy as np
 __all__ = [
     "dtype", "float16", "float32", "float64", "int8", "uint8", "int16", "int32", "int64", "bool_",
     "half", "float", "double", "short", "int", "long", "promote_types", "result_type",
-    "get_default_dtype", "set_default_dtype", "from_numpy_dtype", "can_cast",
+    "get_default_dtype", "set_default_dtype", "from_numpy_dtype",
 ]
 
 _BOOL, _INT, _FLOAT = 0, 1, 2  # promotion categories, ordered

@@ -1,8 +1,9 @@
 """PyTorch-style printing: ``tensor([1., 2.], requires_grad=True)``.
 
-A port of ``torch._tensor_str`` (with its print options: ``set_printoptions``): one formatter per tensor picks integer,
+A port of ``torch._tensor_str`` (default print options): one formatter per tensor picks integer,
 fixed or scientific notation from the (summarised) values and right-aligns every element to a common
-width, so columns line up exactly as PyTorch prints them.
+width, so columns line up exactly as PyTorch prints them. ``set_printoptions`` changes the options
+(the module constants below) as torch's does.
 
 Example:
     >>> import dynagrad as dg
@@ -11,24 +12,17 @@ Example:
 """
 from __future__ import annotations
 
-import dataclasses
 import math
 
 import numpy as np
 
 from . import dtypes
 
-
-@dataclasses.dataclass
-class _PrintOptions:
-    precision: int = 4          # digits after the point
-    threshold: float = 1000     # more elements than this are summarised with "..."
-    edgeitems: int = 3          # elements kept at each end of a summarised dimension
-    linewidth: int = 80         # characters per line
-    sci_mode: bool | None = None  # force (True) or forbid (False) scientific notation; None: auto
-
-
-PRINT_OPTS = _PrintOptions()
+PRECISION = 4      # digits after the point
+THRESHOLD = 1000   # more elements than this are summarised with "..."
+EDGEITEMS = 3      # elements kept at each end of a summarised dimension
+LINEWIDTH = 80
+SCI_MODE = None    # True / False force or forbid scientific notation; None: the values decide
 
 # set_printoptions(profile=...): (precision, threshold, edgeitems, linewidth), as PyTorch's
 _PROFILES = {"default": (4, 1000, 3, 80), "short": (2, 1000, 2, 80), "full": (4, math.inf, 3, 80)}
@@ -47,26 +41,21 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
         tensor([1.12])
         >>> dg.set_printoptions(profile="default")
     """
+    global PRECISION, THRESHOLD, EDGEITEMS, LINEWIDTH, SCI_MODE
     if profile is not None:
         if profile not in _PROFILES:
             raise ValueError(f"set_printoptions: profile must be one of {sorted(_PROFILES)}, "
                              f"got {profile!r}")
-        (PRINT_OPTS.precision, PRINT_OPTS.threshold, PRINT_OPTS.edgeitems,
-         PRINT_OPTS.linewidth) = _PROFILES[profile]
+        PRECISION, THRESHOLD, EDGEITEMS, LINEWIDTH = _PROFILES[profile]
     if precision is not None:
-        PRINT_OPTS.precision = precision
+        PRECISION = precision
     if threshold is not None:
-        PRINT_OPTS.threshold = threshold
+        THRESHOLD = threshold
     if edgeitems is not None:
-        PRINT_OPTS.edgeitems = edgeitems
+        EDGEITEMS = edgeitems
     if linewidth is not None:
-        PRINT_OPTS.linewidth = linewidth
-    PRINT_OPTS.sci_mode = sci_mode
-
-
-def get_printoptions() -> dict:
-    """The current print options, as keyword arguments for ``set_printoptions``."""
-    return dataclasses.asdict(PRINT_OPTS)
+        LINEWIDTH = linewidth
+    SCI_MODE = sci_mode
 
 
 class _Formatter:
@@ -89,28 +78,27 @@ class _Formatter:
         lo, hi = absv.min(), absv.max()
         self.int_mode = bool(np.all(vals == np.ceil(vals)))
         self.sci_mode = (bool(hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4)
-                         if PRINT_OPTS.sci_mode is None else PRINT_OPTS.sci_mode)
-        precision = PRINT_OPTS.precision
+                         if SCI_MODE is None else SCI_MODE)
         for v in vals.tolist():
             if self.sci_mode:
-                width = len(f"{v:.{precision}e}")
+                width = len(f"{v:.{PRECISION}e}")
             elif self.int_mode:
                 width = len(f"{v:.0f}") + 1
             else:
-                width = len(f"{v:.{precision}f}")
+                width = len(f"{v:.{PRECISION}f}")
             self.max_width = max(self.max_width, width)
 
     def format(self, value) -> str:
         if not self.floating:
             ret = f"{value}"
         elif self.sci_mode:
-            ret = f"{value:{self.max_width}.{PRINT_OPTS.precision}e}"
+            ret = f"{value:{self.max_width}.{PRECISION}e}"
         elif self.int_mode:
             ret = f"{value:.0f}"
             if not (math.isinf(value) or math.isnan(value)):
                 ret += "."
         else:
-            ret = f"{value:.{PRINT_OPTS.precision}f}"
+            ret = f"{value:.{PRECISION}f}"
         return (self.max_width - len(ret)) * " " + ret
 
 
@@ -118,20 +106,18 @@ def _summarized(arr: np.ndarray) -> np.ndarray:
     """Only the elements a summarised print shows (the formatter is built from these)."""
     if arr.ndim == 0:
         return arr
-    edge = PRINT_OPTS.edgeitems
-    if arr.shape[0] > 2 * edge:
-        arr = np.concatenate([arr[:edge], arr[-edge:]])
+    if arr.shape[0] > 2 * EDGEITEMS:
+        arr = np.concatenate([arr[:EDGEITEMS], arr[-EDGEITEMS:]])
     if arr.ndim == 1:
         return arr
     return np.stack([_summarized(row) for row in arr])
 
 
 def _vector_str(arr: np.ndarray, indent: int, summarize: bool, fmt: _Formatter) -> str:
-    per_line = max(1, math.floor((PRINT_OPTS.linewidth - indent) / (fmt.max_width + 2)))
-    edge = PRINT_OPTS.edgeitems
-    if summarize and arr.shape[0] > 2 * edge:
-        data = ([fmt.format(v) for v in arr[:edge].tolist()] + [" ..."]
-                + [fmt.format(v) for v in arr[-edge:].tolist()])
+    per_line = max(1, math.floor((LINEWIDTH - indent) / (fmt.max_width + 2)))
+    if summarize and arr.shape[0] > 2 * EDGEITEMS:
+        data = ([fmt.format(v) for v in arr[:EDGEITEMS].tolist()] + [" ..."]
+                + [fmt.format(v) for v in arr[-EDGEITEMS:].tolist()])
     else:
         data = [fmt.format(v) for v in arr.tolist()]
     lines = [", ".join(data[i:i + per_line]) for i in range(0, len(data), per_line)]
@@ -143,10 +129,10 @@ def _array_str(arr: np.ndarray, indent: int, summarize: bool, fmt: _Formatter) -
         return fmt.format(arr.item())
     if arr.ndim == 1:
         return _vector_str(arr, indent, summarize, fmt)
-    n, edge = arr.shape[0], PRINT_OPTS.edgeitems
-    if summarize and n > 2 * edge:
-        rows = ([_array_str(arr[i], indent + 1, summarize, fmt) for i in range(edge)] + ["..."]
-                + [_array_str(arr[i], indent + 1, summarize, fmt) for i in range(n - edge, n)])
+    n = arr.shape[0]
+    if summarize and n > 2 * EDGEITEMS:
+        rows = ([_array_str(arr[i], indent + 1, summarize, fmt) for i in range(EDGEITEMS)] + ["..."]
+                + [_array_str(arr[i], indent + 1, summarize, fmt) for i in range(n - EDGEITEMS, n)])
     else:
         rows = [_array_str(arr[i], indent + 1, summarize, fmt) for i in range(n)]
     return "[" + ("," + "\n" * (arr.ndim - 1) + " " * (indent + 1)).join(rows) + "]"
@@ -157,7 +143,7 @@ def _add_suffixes(text: str, suffixes: list, indent: int) -> str:
     parts = [text]
     last = len(text) - text.rfind("\n") + 1
     for s in suffixes:
-        if last + len(s) + 2 > PRINT_OPTS.linewidth:
+        if last + len(s) + 2 > LINEWIDTH:
             parts.append(",\n" + " " * indent + s)
             last = indent + len(s)
         else:
@@ -186,7 +172,7 @@ def tensor_repr(t) -> str:
     else:
         if t.dtype not in (dtypes.get_default_dtype(), dtypes.int64, dtypes.bool_):
             suffixes.append(f"dtype={t.dtype!r}")
-        summarize = arr.size > PRINT_OPTS.threshold
+        summarize = arr.size > THRESHOLD
         fmt = _Formatter(_summarized(arr) if summarize else arr)
         body = _array_str(arr, indent, summarize, fmt)
     if t.grad_fn is not None:

@@ -32,8 +32,8 @@ from ..kernels.cpu.templates import BLOCK, whole_blocks_only
 from ..tensor import TENSOR_TYPES, Tensor, _new, _wrap
 from ..layout import empty_in_order, in_c_order, input_dim_order, output_dim_order
 from ..shapes import broadcast_shapes
-from .placement import common_device
-from ..kernels.buffers import host, move_array
+from .placement import common_device, like
+from ..kernels.buffers import host
 from .registry import REGISTRY, register
 
 _CATEGORY = {0: "b", 1: "i", 2: "f"}
@@ -1226,9 +1226,9 @@ def _same_dtype_heaviside(input, values) -> None:
 def _host_pointwise(name: str, operands: tuple, fn, category: str):
     """``fn`` (a NumPy function) on the operands' host buffers, broadcast, in their promoted
     dtype: ``category`` "f" (float operands only) or "i" (integers, not bool). Returns the host
-    result(s) and the device index to put them on."""
+    result(s), a tensor on the device to put them on, and the promoted dtype."""
     tensors = [o for o in operands if isinstance(o, Tensor)]
-    index = common_device(name, tensors)
+    common_device(name, tensors)
     rt = result_type(*operands)
     ok = rt.is_floating_point if category == "f" else (rt.category == 1 and rt is not bool_)
     if not ok:
@@ -1239,18 +1239,18 @@ def _host_pointwise(name: str, operands: tuple, fn, category: str):
     arrays = [host(o._data).astype(rt.np, copy=False) if isinstance(o, Tensor) else rt.np.type(o)
               for o in operands]
     with np.errstate(all="ignore"):
-        return fn(*arrays), index, rt
-
-
-def _on_device(arr, index, dt) -> Tensor:
-    return _wrap(move_array(np.ascontiguousarray(arr, dt.np), index), dt)
+        res = fn(*arrays)
+    # (C order: a ufunc's result follows its inputs' layout, and the result is a new tensor)
+    res = tuple(np.ascontiguousarray(r) for r in res) if isinstance(res, tuple) else \
+        np.ascontiguousarray(res)
+    return res, tensors[0], rt
 
 
 def _host_binary(name: str, np_fn, category: str):
     """The function and in-place form of a binary op computed by ``np_fn`` on the host."""
     def fn(input, other) -> Tensor:
-        res, index, rt = _host_pointwise(name, (_tensor(input, name), other), np_fn, category)
-        return _on_device(res, index, rt)
+        res, ref, rt = _host_pointwise(name, (_tensor(input, name), other), np_fn, category)
+        return like(res, ref, rt)
 
     def fn_(self, other) -> Tensor:
         return _assign(name, self, lambda t: fn(t, other))
@@ -1306,8 +1306,8 @@ def frexp(input):
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"torch.frexp() only supports floating-point dtypes (got "
                            f"{describe(input)})")
-    (m, e), index, _ = _host_pointwise("frexp", (input,), np.frexp, "f")
-    mantissa, exponent = _on_device(m, index, input.dtype), _on_device(e, index, dtypes.int32)
+    (m, e), _, _ = _host_pointwise("frexp", (input,), np.frexp, "f")
+    mantissa, exponent = like(m, input, input.dtype), like(e, input, dtypes.int32)
     if input._requires_grad and grad_mode.GRAD_ENABLED[0]:
         node = _FrexpNode()
         node.exponent = exponent
