@@ -402,4 +402,3 @@ def is_tensor(obj) -> bool:
 
 def numel(input: Tensor) -> int:
     return input.numel()
-

@@ -32,7 +32,7 @@ from ..kernels.cpu.templates import BLOCK, whole_blocks_only
 from ..tensor import TENSOR_TYPES, Tensor, _new, _wrap
 from ..layout import empty_in_order, in_c_order, input_dim_order, output_dim_order
 from ..shapes import broadcast_shapes
-from .placement import common_device, like
+from .placement import common_device
 from ..kernels.buffers import host
 from .registry import REGISTRY, register
 
@@ -1241,16 +1241,22 @@ def _host_pointwise(name: str, operands: tuple, fn, category: str):
     with np.errstate(all="ignore"):
         res = fn(*arrays)
     # (C order: a ufunc's result follows its inputs' layout, and the result is a new tensor)
-    res = tuple(np.ascontiguousarray(r) for r in res) if isinstance(res, tuple) else \
-        np.ascontiguousarray(res)
+    res = tuple(np.asarray(r, order="C") for r in res) if isinstance(res, tuple) else \
+        np.asarray(res, order="C")
     return res, tensors[0], rt
+
+
+def _host_result(arr: np.ndarray, ref: Tensor, dt) -> Tensor:
+    """The host array ``arr`` as a ``dt`` tensor on ``ref``'s device."""
+    out = _wrap(arr.astype(dt.np, copy=False), dt)
+    return out if ref.is_cpu else out.to(ref.device)
 
 
 def _host_binary(name: str, np_fn, category: str):
     """The function and in-place form of a binary op computed by ``np_fn`` on the host."""
     def fn(input, other) -> Tensor:
         res, ref, rt = _host_pointwise(name, (_tensor(input, name), other), np_fn, category)
-        return like(res, ref, rt)
+        return _host_result(res, ref, rt)
 
     def fn_(self, other) -> Tensor:
         return _assign(name, self, lambda t: fn(t, other))
@@ -1307,7 +1313,8 @@ def frexp(input):
         raise RuntimeError(f"torch.frexp() only supports floating-point dtypes (got "
                            f"{describe(input)})")
     (m, e), _, _ = _host_pointwise("frexp", (input,), np.frexp, "f")
-    mantissa, exponent = like(m, input, input.dtype), like(e, input, dtypes.int32)
+    mantissa = _host_result(m, input, input.dtype)
+    exponent = _host_result(e, input, dtypes.int32)
     if input._requires_grad and grad_mode.GRAD_ENABLED[0]:
         node = _FrexpNode()
         node.exponent = exponent
