@@ -16,8 +16,14 @@ with _collection_paused():
     _configure()  # first, before Numba starts: CPU target, thread layer, malloc (see _runtime)
     from . import autograd, dtypes, kernels, testing
     from .autograd import enable_grad, inference_mode, no_grad, set_grad_enabled
+    from .autograd.anomaly_mode import (is_anomaly_check_nan_enabled, is_anomaly_enabled,
+                                        set_anomaly_enabled)
     from .autograd.grad_mode import is_grad_enabled, is_inference_mode_enabled
     from .creation import *  # noqa: F401,F403
+    from .creation import range_ as range  # (a module-level "range" would shadow the builtin)
+    from .creation import asarray, empty_strided, frombuffer
+    from .device import get_default_device, set_default_device
+    from .dtypes import can_cast
     from .determinism import (are_deterministic_algorithms_enabled,
                               is_deterministic_algorithms_warn_only_enabled,
                               use_deterministic_algorithms)
@@ -29,9 +35,14 @@ with _collection_paused():
     from .dtypes import dtype
     from .dtypes import int as int
     from .ops import FUNCTIONS as _FUNCTIONS
-    from .ops.tensor_methods import pow
+    from .ops.tensor_methods import (detach, fill, is_floating_point, is_nonzero, is_same_size,
+                                     is_signed, pow)
     from .random import *  # noqa: F401,F403
     from .tensor import Size, Tensor
+    from .tensor_str import set_printoptions
+    from .settings import (get_float32_matmul_precision, get_num_interop_threads, get_num_threads,
+                           set_float32_matmul_precision, set_flush_denormal,
+                           set_num_interop_threads, set_num_threads)
 
     globals().update({k: v for k, v in _FUNCTIONS.items() if k not in ("pow",)})
 
@@ -45,7 +56,8 @@ with _collection_paused():
     from .func import vmap
     from .serialization import load, save
     from ._warmup import warmup
-    from .interop import from_dlpack  # (also gives Tensor its interop protocols)
+    from .compiler import compile
+    from .interop import from_dlpack, to_dlpack  # (also gives Tensor its interop protocols)
 
 
 __version__ = "0.1.0"

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 
 import numpy as np
 
 from . import dtypes
-from .device import CPU, as_device
+from .device import CPU, as_device, factory_device
 from .dtypes import dtype as DType
 from .layout import laid_out_like
 from .shapes import shape_arg
@@ -92,7 +93,7 @@ def tensor(data, *, dtype: DType | None = None, device=None, requires_grad: bool
 
     Example: ``dg.tensor([[1, 2], [3, 4]], dtype=dg.float32, device="cuda")``.
     """
-    dev = as_device(device)
+    dev = factory_device(device)
     if not isinstance(data, Tensor) and hasattr(data, "__cuda_array_interface__"):
         from .interop import from_cuda_array_interface
         src = from_cuda_array_interface(data)  # a GPU array: copied on its device
@@ -155,26 +156,26 @@ def _shape_dtype(size, dtype, op):
 def zeros(*size, dtype: DType | None = None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor of zeros; ``zeros(2, 3)`` or ``zeros((2, 3))``."""
     shape, dt = _shape_dtype(size, dtype, "zeros")
-    return _filled(shape, 0, dt, requires_grad, as_device(device))
+    return _filled(shape, 0, dt, requires_grad, factory_device(device))
 
 
 def ones(*size, dtype: DType | None = None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor of ones."""
     shape, dt = _shape_dtype(size, dtype, "ones")
-    return _filled(shape, 1, dt, requires_grad, as_device(device))
+    return _filled(shape, 1, dt, requires_grad, factory_device(device))
 
 
 def empty(*size, dtype: DType | None = None, device=None, requires_grad: bool = False,
           memory_format=None) -> Tensor:
     """An uninitialised tensor."""
     shape, dt = _shape_dtype(size, dtype, "empty")
-    return _filled(shape, None, dt, requires_grad, as_device(device))
+    return _filled(shape, None, dt, requires_grad, factory_device(device))
 
 
 def full(size, fill_value, *, dtype: DType | None = None, device=None,
          requires_grad: bool = False) -> Tensor:
     """A tensor filled with ``fill_value`` (dtype inferred from it when not given)."""
-    dev = as_device(device)
+    dev = factory_device(device)
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     dt = dtype or (dtypes.scalar_dtype(fill_value))
@@ -229,7 +230,7 @@ def full_like(input: Tensor, fill_value, *, dtype=None, device=None, requires_gr
 def arange(start, end=None, step=1, *, dtype: DType | None = None, device=None,
            requires_grad: bool = False) -> Tensor:
     """Values ``start, start+step, ...`` below ``end``; int64 unless a bound or step is a float."""
-    dev = as_device(device)
+    dev = factory_device(device)
     if end is None:
         start, end = 0, start
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
@@ -251,7 +252,7 @@ def arange(start, end=None, step=1, *, dtype: DType | None = None, device=None,
 def linspace(start, end, steps: int, *, dtype: DType | None = None, device=None,
              requires_grad: bool = False) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
-    dev = as_device(device)
+    dev = factory_device(device)
     if steps < 0:
         raise RuntimeError(f"linspace: number of steps must be non-negative (got {steps})")
     dt = dtype or dtypes.get_default_dtype()
@@ -264,7 +265,7 @@ def logspace(start, end, steps: int, base: float = 10.0, *, dtype: DType | None 
     """``base ** linspace(start, end, steps)``."""
     dt = dtype or dtypes.get_default_dtype()
     return _finish(np.power(base, np.linspace(start, end, steps, dtype=np.float64)).astype(dt.np),
-                   dt, requires_grad, as_device(device))
+                   dt, requires_grad, factory_device(device))
 
 
 def eye(n: int, m: int | None = None, *, dtype: DType | None = None, device=None,
@@ -272,7 +273,130 @@ def eye(n: int, m: int | None = None, *, dtype: DType | None = None, device=None
     """Identity matrix of shape ``(n, m)``."""
     dt = dtype or dtypes.get_default_dtype()
     return _finish(np.eye(n, n if m is None else m, dtype=dt.np), dt, requires_grad,
-                   as_device(device))
+                   factory_device(device))
+
+
+def range_(start, end, step=1, *, dtype: DType | None = None, device=None,
+           requires_grad: bool = False) -> Tensor:
+    """Deprecated, as in PyTorch: ``start, start + step, ...`` up to ``end`` *inclusive*, in the
+    default float dtype unless ``dtype`` says otherwise (use ``arange``, which excludes ``end``).
+
+    Example:
+        >>> import dynagrad as dg
+        >>> import warnings
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")
+        ...     dg.range(0, 1, 0.25).tolist()
+        [0.0, 0.25, 0.5, 0.75, 1.0]
+    """
+    warnings.warn("torch.range is deprecated and will be removed in a future release because its "
+                  "behavior is inconsistent with Python's range builtin. Instead, use "
+                  "torch.arange, which produces values in [start, end).", UserWarning,
+                  stacklevel=2)
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    dt = dtype or dtypes.get_default_dtype()
+    n = math.floor((end - start) / step) + 1
+    values = start + step * np.arange(n, dtype=np.float64 if dt.is_floating_point else np.int64)
+    return _finish(values.astype(dt.np), dt, requires_grad, factory_device(device))
+
+
+def empty_strided(size, stride, *, dtype: DType | None = None, device=None,
+                  requires_grad: bool = False, layout=None, pin_memory: bool = False) -> Tensor:
+    """An uninitialised tensor of shape ``size`` laid out with element strides ``stride`` (the
+    memory holds just the elements those strides reach).
+
+    Example:
+        >>> import dynagrad as dg
+        >>> dg.empty_strided((2, 3), (1, 2)).stride()
+        (1, 2)
+    """
+    shape, strides = tuple(int(s) for s in size), tuple(int(s) for s in stride)
+    if len(shape) != len(strides):
+        raise RuntimeError(f"mismatch in length of strides and shape (got size {shape} and "
+                           f"stride {strides})")
+    if any(s < 0 for s in shape) or any(s < 0 for s in strides):
+        raise RuntimeError(f"empty_strided: negative sizes or strides are not allowed (got size "
+                           f"{shape} and stride {strides})")
+    dt = dtype or dtypes.get_default_dtype()
+    dev = factory_device(device)
+    span = 0 if 0 in shape else 1 + sum((n - 1) * s for n, s in zip(shape, strides))
+    flat = empty_buffer((span,), dt.np, None if dev is CPU else dev.index)
+    byte_strides = tuple(s * dt.itemsize for s in strides)
+    if type(flat) is np.ndarray:
+        arr = np.lib.stride_tricks.as_strided(flat, shape, byte_strides, writeable=True)
+    else:
+        arr = flat.as_strided(shape, byte_strides)
+    out = _wrap(arr, dt)
+    return out.requires_grad_() if requires_grad else out
+
+
+def asarray(obj, *, dtype: DType | None = None, device=None, copy: bool | None = None,
+            requires_grad: bool = False) -> Tensor:
+    """``obj`` as a tensor, sharing its memory where it can (a tensor, a NumPy or CUDA array, a
+    DLPack exporter, a buffer with ``dtype``): ``copy=True`` always copies, ``copy=False``
+    raises where sharing is impossible, None copies only then.
+
+    Example:
+        >>> import numpy as np, dynagrad as dg
+        >>> a = np.zeros(2, np.float32); t = dg.asarray(a); t[0] = 1.0; a.tolist()
+        [1.0, 0.0]
+    """
+    if copy:
+        out = tensor(obj, dtype=dtype, device=device)
+        return out.requires_grad_() if requires_grad else out
+    if isinstance(obj, (bytes, bytearray, memoryview)) and dtype is not None:
+        obj = frombuffer(obj, dtype=dtype)
+    elif (not isinstance(obj, (Tensor, np.ndarray)) and hasattr(obj, "__dlpack__")
+          and not hasattr(obj, "__cuda_array_interface__")):
+        from .interop import from_dlpack
+        obj = from_dlpack(obj)
+    out = as_tensor(obj, dtype=dtype, device=device)
+    if copy is False:
+        ours = obj.data_ptr() if isinstance(obj, Tensor) else _address(obj)
+        if ours is None or ours != out.data_ptr():
+            raise ValueError(f"asarray: copy=False, but {type(obj).__name__} cannot share its "
+                             f"memory as a tensor of that dtype and device")
+    return out.requires_grad_() if requires_grad else out
+
+
+def _address(obj) -> int | None:
+    """The address of the first element of an array-like, None for other objects."""
+    for attr in ("__array_interface__", "__cuda_array_interface__"):
+        face = getattr(obj, attr, None)
+        if face is not None:
+            return face["data"][0]
+    return None
+
+
+def frombuffer(buffer, *, dtype: DType, count: int = -1, offset: int = 0,
+               requires_grad: bool = False) -> Tensor:
+    """A 1-D tensor over an object with the buffer protocol (``bytearray``, ``array.array``,
+    ``mmap``...), sharing its memory: ``count`` elements (-1: all) after ``offset`` bytes.
+
+    Example:
+        >>> import dynagrad as dg
+        >>> dg.frombuffer(bytearray(b"\\x01\\x00\\x02\\x00"), dtype=dg.int16).tolist()
+        [1, 2]
+    """
+    size = memoryview(buffer).nbytes
+    if offset < 0 or offset > size:
+        raise ValueError(f"offset ({offset} bytes) must be non-negative and no greater than "
+                         f"buffer length ({size} bytes) minus 1")
+    if count < 0 and (size - offset) % dtype.itemsize:
+        raise ValueError(f"buffer length ({size - offset} bytes) after offset ({offset} bytes) "
+                         f"must be a multiple of element size ({dtype.itemsize})")
+    if count == 0 or (count < 0 and size == offset):
+        raise ValueError("both buffer length (0) and count (0) must not be 0")
+    if count > 0 and count * dtype.itemsize > size - offset:
+        raise ValueError(f"requested buffer length ({count} * {dtype.itemsize} bytes) after "
+                         f"offset ({offset} bytes) must not be greater than actual buffer length "
+                         f"({size} bytes)")
+    arr = np.frombuffer(buffer, dtype=dtype.np, count=count, offset=offset)
+    out = _wrap(arr, dtype)
+    return out.requires_grad_() if requires_grad else out
 
 
 def is_tensor(obj) -> bool:

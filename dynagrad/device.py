@@ -71,3 +71,31 @@ def as_device(spec) -> device:
         return CPU
     from .kernels.cuda import runtime as _runtime
     return cuda_device(_runtime.resolve(d, f"device {d}"))
+
+
+_DEFAULT_DEVICE: list = [None]  # set_default_device's device; None: the CPU
+
+
+def factory_device(spec) -> device:
+    """The device a factory function (``zeros``, ``arange``, ``rand``...) creates on: ``spec``,
+    or the default device (``set_default_device``) when ``spec`` is None."""
+    return as_device(_DEFAULT_DEVICE[0] if spec is None else spec)
+
+
+def get_default_device() -> device:
+    """The device factory functions use when given none (the CPU unless set).
+
+    Example:
+        >>> import dynagrad as dg
+        >>> dg.get_default_device()
+        device(type='cpu')
+    """
+    return as_device(_DEFAULT_DEVICE[0])
+
+
+def set_default_device(device) -> None:
+    """Make factory functions (``zeros``, ``ones``, ``full``, ``arange``, ``rand``...) create on
+    ``device`` when they are given none; None restores the CPU. ``tensor`` follows it too, as in
+    PyTorch; ``*_like`` functions keep their input's device and ``as_tensor`` / ``from_numpy``
+    share the array they are given, on the CPU."""
+    _DEFAULT_DEVICE[0] = None if device is None else as_device(device)

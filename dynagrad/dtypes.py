@@ -224,3 +224,16 @@ def result_type(*operands) -> dtype:
 import builtins as _b  # noqa: E402  (the module shadows int/float/bool names above)
 
 builtins_int = _b.int
+
+
+def can_cast(from_: dtype, to: dtype) -> bool:
+    """Whether PyTorch's casting rules let an op write a ``from_`` result into a ``to`` tensor
+    (in place, ``out=``): never to a lower category (float -> integer, integer -> bool); any
+    width within a category.
+
+    Example:
+        >>> import dynagrad as dg
+        >>> dg.can_cast(dg.float64, dg.float16), dg.can_cast(dg.float32, dg.int32)
+        (True, False)
+    """
+    return from_.category <= to.category

@@ -28,7 +28,7 @@ from .kernels.cuda.device_array import DeviceArray, _geometry
 from .ops.registry import tensor_method
 from .tensor import Tensor, _wrap
 
-__all__ = ["from_dlpack"]
+__all__ = ["from_dlpack", "to_dlpack"]
 
 _KDL_CPU, _KDL_CUDA = 1, 2
 # DLPack data type codes

@@ -18,7 +18,7 @@ import numpy as np
 
 from . import dtypes
 from .autograd.grad_mode import no_grad
-from .device import as_device
+from .device import as_device, factory_device
 from .dtypes import dtype as DType
 from .kernels import philox as stream
 from .kernels.buffers import host, move_array
@@ -224,7 +224,7 @@ def _normal(gen, shape, dt: DType) -> np.ndarray:
 def rand(*size, generator: Generator | None = None, dtype: DType | None = None, device=None,
          requires_grad: bool = False) -> Tensor:
     """Uniform samples in [0, 1)."""
-    i = _index(as_device(device))
+    i = _index(factory_device(device))
     dt = _float_dtype(dtype, "rand")
     return _result(_uniform_on(generator, i, shape_arg(size, "rand"), dt), dt, requires_grad, i)
 
@@ -232,7 +232,7 @@ def rand(*size, generator: Generator | None = None, dtype: DType | None = None, 
 def randn(*size, generator: Generator | None = None, dtype: DType | None = None, device=None,
           requires_grad: bool = False) -> Tensor:
     """Standard normal samples."""
-    i = _index(as_device(device))
+    i = _index(factory_device(device))
     dt = _float_dtype(dtype, "randn")
     return _result(_normal(_gen(generator, i), shape_arg(size, "randn"), dt), dt, requires_grad,
                    i)
@@ -241,7 +241,7 @@ def randn(*size, generator: Generator | None = None, dtype: DType | None = None,
 def randint(low, high=None, size=None, *, generator: Generator | None = None,
             dtype: DType | None = None, device=None, requires_grad: bool = False) -> Tensor:
     """Integers uniform in [low, high); ``randint(high, size)`` starts at 0."""
-    i = _index(as_device(device))
+    i = _index(factory_device(device))
     if size is None:
         if high is None or not isinstance(high, (tuple, list)):
             raise TypeError("randint() missing required argument 'size'")
@@ -259,14 +259,14 @@ def randint(low, high=None, size=None, *, generator: Generator | None = None,
 def randperm(n: int, *, generator: Generator | None = None, dtype: DType | None = None,
              device=None, requires_grad: bool = False) -> Tensor:
     """A random permutation of ``0..n-1``."""
-    i = _index(as_device(device))
+    i = _index(factory_device(device))
     return _result(_gen(generator, i).permutation(n), dtype or dtypes.int64, requires_grad, i)
 
 
 def normal(mean, std=1.0, size=None, *, generator: Generator | None = None,
            dtype: DType | None = None, device=None, requires_grad: bool = False) -> Tensor:
     """Normal samples with the given mean and std (tensors broadcast, or floats with ``size``)."""
-    i = _index(as_device(device))
+    i = _index(factory_device(device))
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
         # tensors broadcast against each other; the result has their promoted floating dtype
         ref = mean if isinstance(mean, Tensor) else std

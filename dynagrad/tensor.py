@@ -47,7 +47,15 @@ class Tensor:
     _accum = None
     _hooks = None
     _retains_grad = False
+    _post_accumulate_hooks = None  # register_post_accumulate_grad_hook's {key: hook(tensor)}
+    _pinned = False
     __array_priority__ = 1000  # numpy defers to our reflected operators
+    # ``Tensor.dtype`` on the class (torch has one: ``hasattr(Tensor, "dtype")``) is the type of
+    # every tensor's dtype. Each tensor sets its own in its ``__dict__``, which wins. Deliberately
+    # not a property (a call on every read) nor any Python-level object: measured on CPython 3.11,
+    # a class attribute that is a descriptor or an instance of a Python class makes every
+    # ``x.dtype`` 2-3x slower; a class object under the instance value costs nothing.
+    dtype = _dtype_cls
 
     def __init__(self, data=None, *, dtype=None, requires_grad: bool = False):
         from .creation import tensor as make
@@ -92,6 +100,46 @@ class Tensor:
     def element_size(self) -> int:
         return self.dtype.itemsize
 
+    @property
+    def itemsize(self) -> int:
+        """Bytes per element."""
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes the elements take (``numel() * itemsize``, whatever the strides)."""
+        return self._data.size * self.dtype.itemsize
+
+    def is_same_size(self, other: "Tensor") -> bool:
+        """Whether ``other`` has this tensor's shape."""
+        return self._data.shape == other._data.shape
+
+    def is_signed(self) -> bool:
+        """Whether the dtype holds negative values (False for bool and uint8)."""
+        return self.dtype.is_signed
+
+    def is_nonzero(self) -> bool:
+        """The one element of a one-element tensor as a bool (torch's errors otherwise)."""
+        n = self._data.size
+        if n != 1:
+            raise RuntimeError("Boolean value of Tensor with no values is ambiguous" if n == 0 else
+                               "Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self._data.reshape(()).item())
+
+    def is_shared(self) -> bool:
+        """Whether the memory is in shared memory for other processes: never (dynagrad pickles a
+        tensor's values, it does not share them)."""
+        return False
+
+    def is_pinned(self) -> bool:
+        """Whether the memory is page-locked host memory (``pin_memory``)."""
+        base = self if self._base is None else self._base
+        return base._pinned
+
+    def to_dense(self, dtype=None, *, masked_grad=None) -> "Tensor":
+        """This tensor (every dynagrad tensor is dense and strided), cast to ``dtype`` if given."""
+        return self if dtype is None or dtype is self.dtype else self.to(dtype)
+
     def stride(self, dim: int | None = None):
         st = tuple(s // self.dtype.itemsize for s in self._data.strides)
         return st if dim is None else st[_wrap_dim(dim, self._data.ndim, "stride")]
@@ -122,6 +170,10 @@ class Tensor:
     @property
     def is_cuda(self) -> bool:
         return type(self._data) is _DA
+
+    @property
+    def is_cpu(self) -> bool:
+        return type(self._data) is not _DA
 
     def get_device(self) -> int:
         """The CUDA device index, or -1 for a CPU tensor."""
@@ -232,6 +284,20 @@ class Tensor:
         key = object()
         self._hooks[key] = hook
         return _LeafHookHandle(self._hooks, key)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """``hook(tensor)`` runs after a backward pass accumulated into this leaf's ``.grad``
+        (not for ``autograd.grad``, which accumulates nothing); returns a handle to remove it."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
+                               "tensors")
+        if self._post_accumulate_hooks is None:
+            self._post_accumulate_hooks = {}
+        key = object()
+        self._post_accumulate_hooks[key] = hook
+        return _LeafHookHandle(self._post_accumulate_hooks, key)
 
     def backward(self, gradient=None, retain_graph=None, create_graph: bool = False,
                  inputs=None) -> None:

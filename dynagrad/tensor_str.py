@@ -2,7 +2,8 @@
 
 A port of ``torch._tensor_str`` (default print options): one formatter per tensor picks integer,
 fixed or scientific notation from the (summarised) values and right-aligns every element to a common
-width, so columns line up exactly as PyTorch prints them.
+width, so columns line up exactly as PyTorch prints them. ``set_printoptions`` changes the options
+(the module constants below) as torch's does.
 
 Example:
     >>> import dynagrad as dg
@@ -21,6 +22,40 @@ PRECISION = 4      # digits after the point
 THRESHOLD = 1000   # more elements than this are summarised with "..."
 EDGEITEMS = 3      # elements kept at each end of a summarised dimension
 LINEWIDTH = 80
+SCI_MODE = None    # True / False force or forbid scientific notation; None: the values decide
+
+# set_printoptions(profile=...): (precision, threshold, edgeitems, linewidth), as PyTorch's
+_PROFILES = {"default": (4, 1000, 3, 80), "short": (2, 1000, 2, 80), "full": (4, math.inf, 3, 80)}
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None,
+                     profile=None, sci_mode=None) -> None:
+    """Set how tensors print, as ``torch.set_printoptions``: ``profile`` ("default", "short",
+    "full") first, then each option given; ``sci_mode`` True/False forces or forbids
+    scientific notation, None (also when not passed) lets the values decide.
+
+    Example:
+        >>> import dynagrad as dg
+        >>> dg.set_printoptions(precision=2)
+        >>> dg.tensor([1.12345])
+        tensor([1.12])
+        >>> dg.set_printoptions(profile="default")
+    """
+    global PRECISION, THRESHOLD, EDGEITEMS, LINEWIDTH, SCI_MODE
+    if profile is not None:
+        if profile not in _PROFILES:
+            raise ValueError(f"set_printoptions: profile must be one of {sorted(_PROFILES)}, "
+                             f"got {profile!r}")
+        PRECISION, THRESHOLD, EDGEITEMS, LINEWIDTH = _PROFILES[profile]
+    if precision is not None:
+        PRECISION = precision
+    if threshold is not None:
+        THRESHOLD = threshold
+    if edgeitems is not None:
+        EDGEITEMS = edgeitems
+    if linewidth is not None:
+        LINEWIDTH = linewidth
+    SCI_MODE = sci_mode
 
 
 class _Formatter:
@@ -42,7 +77,8 @@ class _Formatter:
         absv = np.abs(vals.astype(np.float64))
         lo, hi = absv.min(), absv.max()
         self.int_mode = bool(np.all(vals == np.ceil(vals)))
-        self.sci_mode = bool(hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4)
+        self.sci_mode = (bool(hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4)
+                         if SCI_MODE is None else SCI_MODE)
         for v in vals.tolist():
             if self.sci_mode:
                 width = len(f"{v:.{PRECISION}e}")

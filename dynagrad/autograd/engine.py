@@ -19,6 +19,7 @@ import numpy as np
 
 from ..tensor import Tensor, _wrap
 from . import grad_mode
+from .anomaly_mode import ANOMALY, check_gradients
 from .function import AccumulateGrad, accumulator
 
 
@@ -134,6 +135,7 @@ def run_backward(outputs, grad_outputs, retain_graph: bool, create_graph: bool,
     for (node, nr), g in zip(root_edges, root_grads):
         _deliver(buffers, node, nr, g)
 
+    check_nan = ANOMALY[0] and ANOMALY[1]  # anomaly mode: each node's gradients checked
     prev_mode = grad_mode.GRAD_ENABLED[0]
     grad_mode.GRAD_ENABLED[0] = create_graph
     try:
@@ -149,6 +151,8 @@ def run_backward(outputs, grad_outputs, retain_graph: bool, create_graph: bool,
                     captured[k] = grads[nr]
                     if accumulate:
                         _accumulate(t, grads[nr], create_graph, taken)
+                        if t._post_accumulate_hooks:
+                            _run_post_accumulate_hooks(t)
                 if is_leaf or not any(
                         e is not None and e[0] in live for e in node.next_functions):
                     continue
@@ -156,12 +160,16 @@ def run_backward(outputs, grad_outputs, retain_graph: bool, create_graph: bool,
                 leaf = node.variable
                 if accumulate and targets is None and leaf is not None:
                     _accumulate(leaf, grads[0], create_graph, taken)
+                    if leaf._post_accumulate_hooks:
+                        _run_post_accumulate_hooks(leaf)
                 continue
             if len(grads) > 1 or grads[0] is None:
                 grads = _materialize(node, grads)
             in_grads = node.apply(*grads)
             if type(in_grads) is not tuple:
                 in_grads = (in_grads,)
+            if check_nan:
+                check_gradients(node, in_grads)
             if node._post_hooks:
                 for hook in node._post_hooks:
                     hook(in_grads, grads)
@@ -251,6 +259,13 @@ def _take(g, leaf, taken: set) -> bool:
         return False
     taken.add(id(g))
     return True
+
+
+def _run_post_accumulate_hooks(leaf) -> None:
+    """``register_post_accumulate_grad_hook``'s hooks, once the leaf's ``.grad`` holds this pass's
+    gradient."""
+    for hook in list(leaf._post_accumulate_hooks.values()):
+        hook(leaf)
 
 
 def _accumulate(t, g, create_graph: bool, taken: set) -> None:

@@ -2,7 +2,9 @@
 
 Adding an op is one ``_define`` call: the expression becomes a Numba kernel on first use (per dtype
 and layout class), the gradient is written with dynagrad ops (so it is differentiable again), and
-the registry attaches the Tensor method and the in-place ``name_`` variant.
+the registry attaches the Tensor method and the in-place ``name_`` variant. A few ops with no
+scalar expression for both targets (nextafter, gcd, lcm, frexp) run one NumPy call on the host
+buffers: a host round trip on CUDA.
 
 Example:
     >>> import dynagrad as dg
@@ -13,12 +15,13 @@ from __future__ import annotations
 
 import math
 import re
+from collections import namedtuple
 
 import numpy as np
 
 from .. import dtypes
 from ..autograd import grad_mode
-from ..autograd.function import Node, accumulator, edge_of
+from ..autograd.function import Node, accumulator, edge_of, node_class, record
 from ..dtypes import bool_, result_type
 from ..errors import describe
 from ..kernels import cache as kernel_cache
@@ -789,6 +792,7 @@ def _not_differentiable(name):
 
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
+_DEG = math.pi / 180.0
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 # unary, floating result ("float" rule: integer inputs give the default float dtype)
@@ -818,6 +822,14 @@ _UNARY_FLOAT = {
     "sigmoid": ("fsigmoid(x)", lambda g, x, o: g * o * (1 - o), "o"),
     "erf": ("ferf(x)", lambda g, x, o: g * exp(-(x * x)) * _TWO_OVER_SQRT_PI, "x"),
     "reciprocal": ("1.0 / x", lambda g, x, o: -(g * o * o), "o"),
+    "acosh": ("math.acosh(x) if x >= 1.0 else math.nan",
+              lambda g, x, o: g * rsqrt(x * x - 1), "x"),
+    # (math.atanh raises at +-1 in Python, which the CUDA simulator runs: the poles by hand)
+    "atanh": (("math.atanh(x) if -1.0 < x < 1.0 else "
+               "(math.copysign(math.inf, x) if abs(x) == 1.0 else math.nan)"),
+              lambda g, x, o: g / (1 - x * x), "x"),
+    "deg2rad": ("x * 0.017453292519943295", lambda g, x, o: g * _DEG, ""),
+    "rad2deg": ("x * 57.29577951308232", lambda g, x, o: g * (1 / _DEG), ""),
 }
 
 # ops whose expression above is exact only up to a bound: (bound, the expression beyond it)
@@ -868,6 +880,35 @@ _BINARY = {
     "atan2": ("math.atan2(x, y)", "float",
               lambda g, x, y, o: g * y / (x * x + y * y),
               lambda g, x, y, o: -(g * x) / (x * x + y * y), (0, 1)),
+    "hypot": ({"f": "math.hypot(x, y)"}, "promote",
+              lambda g, x, y, o: g * x / o, lambda g, x, y, o: g * y / o, (0, 1, "out")),
+    # log(exp(x) + exp(y)) from the larger operand; equal operands (infinities included) are
+    # the larger plus log 2, which also keeps inf - inf out
+    "logaddexp": ({"f": "x + 0.6931471805599453 if x == y else "
+                        "max(x, y) + math.log1p(math.exp(-abs(x - y)))"}, "promote",
+                  lambda g, x, y, o: g * exp(x - o), lambda g, x, y, o: g * exp(y - o),
+                  (0, 1, "out")),
+    "logaddexp2": ({"f": "x + 1.0 if x == y else "
+                         "max(x, y) + math.log1p(2.0 ** -abs(x - y)) * 1.4426950408889634"},
+                   "promote", lambda g, x, y, o: g * exp2(x - o),
+                   lambda g, x, y, o: g * exp2(y - o), (0, 1, "out")),
+    # d/dx copysign(x, y) = sign(x) * sign(copysign(x, y)), taken as 0 at x == 0 (as torch)
+    "copysign": ("math.copysign(x, y)", "float",
+                 lambda g, x, y, o: where(x == 0, 0.0, g * o / x), lambda g, x, y, o: g * 0,
+                 (0, "out")),
+    # maximum and minimum that ignore NaN; a tie's gradient goes to the first operand (as torch)
+    "fmax": ({"f": "y if x != x else (x if y != y else (x if x >= y else y))",
+              "i": "max(x, y)", "b": "x or y"}, "promote",
+             lambda g, x, y, o: where(logical_or(x >= y, isnan(y)), g, 0.0),
+             lambda g, x, y, o: where(logical_or(x >= y, isnan(y)), 0.0, g), (0, 1)),
+    "fmin": ({"f": "y if x != x else (x if y != y else (x if x <= y else y))",
+              "i": "min(x, y)", "b": "x and y"}, "promote",
+             lambda g, x, y, o: where(logical_or(x <= y, isnan(y)), g, 0.0),
+             lambda g, x, y, o: where(logical_or(x <= y, isnan(y)), 0.0, g), (0, 1)),
+    # 0 below zero, 1 above, ``values`` at zero (NaN counts as below, as torch)
+    "heaviside": ({"f": "y if x == 0 else (1.0 if x > 0 else 0.0)",
+                   "i": "y if x == 0 else (1 if x > 0 else 0)", "b": "x or y"}, "promote",
+                  _not_differentiable("heaviside"), _not_differentiable("heaviside"), ()),
 }
 
 _NONDIFF_BINARY = {
@@ -893,6 +934,10 @@ _NONDIFF_UNARY = {
     "isnan": ("compare", {"f": "x != x", "i": "False", "b": "False"}),
     "isinf": ("compare", {"f": "math.isinf(x)", "i": "False", "b": "False"}),
     "isfinite": ("compare", {"f": "math.isfinite(x)", "i": "True", "b": "True"}),
+    "isposinf": ("compare", {"f": "x == math.inf", "i": "False", "b": "False"}),
+    "isneginf": ("compare", {"f": "x == -math.inf", "i": "False", "b": "False"}),
+    # the sign bit (so -0.0 and -nan count as negative)
+    "signbit": ("compare", {"f": "math.copysign(1.0, x) < 0.0", "i": "x < 0", "b": "False"}),
 }
 
 
@@ -953,13 +998,15 @@ _define("round", {"f": "round_half_even(x)", "i": "x", "b": "x"}, "promote",
 # --- public functions ----------------------------------------------------------------------
 
 _g = globals()
+# table ops that torch gives no in-place form
+_NO_INPLACE = ("logaddexp", "logaddexp2", "fmax", "fmin", "isposinf", "isneginf", "signbit")
 for _name, _op in OPS.items():
-    if _name in ("clamp", "nan_to_num", "lerp", "where", "round"):
+    if _name in ("clamp", "nan_to_num", "lerp", "where", "round", "heaviside"):
         continue
     _arity = 1 if _name in _UNARY_FLOAT or _name in _UNARY_SAME or _name in _NONDIFF_UNARY else 2
     _f, _f_ = (_unary_fn if _arity == 1 else _binary_fn)(_op)
     _g[_name] = _f
-    register(_name, _f, "elementwise", inplace=_f_)
+    register(_name, _f, "elementwise", inplace=None if _name in _NO_INPLACE else _f_)
 
 
 def add(input, other, *, alpha=1) -> Tensor:
@@ -1026,12 +1073,7 @@ def clamp(input, min=None, max=None) -> Tensor:
     input = _tensor(input, "clamp")
     min, max = _clamp_bounds(input, min, max, "clamp")
     if isinstance(min, Tensor) or isinstance(max, Tensor):
-        out = input
-        if min is not None:
-            out = maximum(out, min)
-        if max is not None:
-            out = minimum(out, max)
-        return out
+        return _clamp_tensor_bounds(input, min, max)
     lo = -math.inf if min is None else min
     hi = math.inf if max is None else max
     if not input.dtype.is_floating_point:
@@ -1043,6 +1085,54 @@ def clamp(input, min=None, max=None) -> Tensor:
         lo = info.min if min is None else min
         hi = info.max if max is None else max
     return compute(OPS["clamp"], (input,), {"lo": lo, "hi": hi})
+
+
+def _clamp_tensor_bounds(input, min, max) -> Tensor:
+    """``clamp`` with a tensor bound: maximum / minimum give the values (NaN in any operand
+    propagates), and one node gives torch's gradients, which send a tie to ``input`` and a
+    crossed pair of bounds (min > max) to ``max`` (``maximum``'s would split a tie)."""
+    with grad_mode.no_grad():
+        out = input
+        if min is not None:
+            out = maximum(out, min)
+        if max is not None:
+            out = minimum(out, max)
+    lo = min if isinstance(min, Tensor) else None
+    hi = max if isinstance(max, Tensor) else None
+    if grad_mode.GRAD_ENABLED[0] and any(t is not None and t._requires_grad
+                                         for t in (input, lo, hi)):
+        node = _ClampNode()
+        node.save(input, lo, hi)
+        node.bounds = (min, max)
+        node.meta = [(tuple(t.shape), t.dtype) if t is not None else None
+                     for t in (input, lo, hi)]
+        record(node, (input, lo, hi), (out,))
+    return out
+
+
+def _clamp_back(node, g):
+    x, lo_t, hi_t = node.saved_tensors
+    lo, hi = (t if t is not None else b for t, b in zip((lo_t, hi_t), node.bounds))
+    if lo is not None and hi is not None:
+        grads = (where(logical_and(x >= lo, x <= hi), g, 0.0),
+                 where(logical_and(x < lo, lo < hi), g, 0.0),
+                 where(logical_or(x > hi, hi < lo), g, 0.0))
+    elif lo is not None:
+        grads = (where(x >= lo, g, 0.0), where(x < lo, g, 0.0), None)
+    else:
+        grads = (where(x <= hi, g, 0.0), None, where(x > hi, g, 0.0))
+    result = []
+    for gi, meta, edge in zip(grads, node.meta, node.next_functions):
+        if gi is None or meta is None or edge is None:
+            result.append(None)
+            continue
+        shape, dt = meta
+        gi = sum_to(gi, shape) if tuple(gi.shape) != shape else gi
+        result.append(gi if gi.dtype is dt else gi.to(dt))
+    return tuple(result)
+
+
+_ClampNode = node_class("ClampBackward1", _clamp_back)
 
 
 def clamp_(self, min=None, max=None) -> Tensor:
@@ -1117,7 +1207,15 @@ def float_power(input, exponent) -> Tensor:
 
 
 def square(input) -> Tensor:
+    """``input * input`` (a bool tensor squares to int64, as torch's ``pow(input, 2)``)."""
+    input = _tensor(input, "square")
+    if input.dtype is bool_:
+        input = input.to(dtypes.int64)
     return mul(input, input)
+
+
+def square_(self) -> Tensor:
+    return _assign("square", self, square)
 
 
 def rsub(input, other, *, alpha=1) -> Tensor:
@@ -1143,6 +1241,325 @@ for _alias, _target in (("multiply", "mul"), ("subtract", "sub"), ("divide", "di
     _info = REGISTRY[_target]
     register(_alias, _info.fn, "alias", inplace=getattr(Tensor, _target + "_", None))
     _g[_alias] = _info.fn
+
+# --- more of torch's pointwise functions ------------------------------------------------------
+# Compositions of the ops above where torch's definition is one (ldexp, addcmul, isclose...);
+# NumPy on the host buffer where no scalar expression fits both targets and speed is not the
+# point (nextafter, gcd, lcm, frexp: a host round trip on CUDA).
+
+def _assign(name: str, self: Tensor, fn) -> Tensor:
+    """``self`` <- ``fn(self)`` for an in-place form composed of other ops: torch's cast and shape
+    checks, then a plain copy, or under autograd ``self`` becomes the result in the graph."""
+    res = fn(self)
+    _check_inplace(name, self, res.dtype, tuple(res.shape), ())
+    if res.requires_grad:
+        if self.grad_fn is None and self._requires_grad:
+            raise RuntimeError(f"{name}_: a leaf Variable that requires grad is being used in an "
+                               "in-place operation.")
+        return rebase_inplace(self, fn)
+    return self.copy_(res)
+
+
+def heaviside(input, values) -> Tensor:
+    """0 where ``input < 0``, 1 where ``input > 0``, ``values`` where it is 0 (NaN counts as
+    below 0). ``input`` and ``values`` must have one dtype, as in torch.
+
+    Example:
+        >>> import dynagrad as dg
+        >>> dg.heaviside(dg.tensor([-1.0, 0.0, 2.0]), dg.tensor(0.5)).tolist()
+        [0.0, 0.5, 1.0]
+    """
+    input, values = _tensor(input, "heaviside"), _tensor(values, "heaviside")
+    _same_dtype_heaviside(input, values)
+    return compute(OPS["heaviside"], (input, values))
+
+
+def heaviside_(self, values) -> Tensor:
+    values = _tensor(values, "heaviside_")
+    _same_dtype_heaviside(self, values)
+    return inplace(OPS["heaviside"], self, (self, values))
+
+
+def _same_dtype_heaviside(input, values) -> None:
+    if input.dtype is not values.dtype:
+        raise RuntimeError(f"heaviside is not yet implemented for tensors with different dtypes "
+                           f"(got {describe(input)} and {describe(values)})")
+
+
+def _host_pointwise(name: str, operands: tuple, fn, category: str):
+    """``fn`` (a NumPy function) on the operands' host buffers, broadcast, in their promoted
+    dtype: ``category`` "f" (float operands only) or "i" (integers, not bool). Returns the host
+    result(s), a tensor on the device to put them on, and the promoted dtype."""
+    tensors = [o for o in operands if isinstance(o, Tensor)]
+    common_device(name, tensors)
+    rt = result_type(*operands)
+    ok = rt.is_floating_point if category == "f" else (rt.category == 1 and rt is not bool_)
+    if not ok:
+        kind = "floating point" if category == "f" else "integer"
+        raise TypeError(f"{name}: only {kind} tensors are supported (got "
+                        + ", ".join(describe(o) for o in operands) + ")")
+    broadcast_shapes(name, *(t.shape for t in tensors))  # (its error names the shapes)
+    arrays = [host(o._data).astype(rt.np, copy=False) if isinstance(o, Tensor) else rt.np.type(o)
+              for o in operands]
+    with np.errstate(all="ignore"):
+        res = fn(*arrays)
+    # (C order: a ufunc's result follows its inputs' layout, and the result is a new tensor)
+    res = tuple(np.asarray(r, order="C") for r in res) if isinstance(res, tuple) else \
+        np.asarray(res, order="C")
+    return res, tensors[0], rt
+
+
+def _host_result(arr: np.ndarray, ref: Tensor, dt) -> Tensor:
+    """The host array ``arr`` as a ``dt`` tensor on ``ref``'s device."""
+    out = _wrap(arr.astype(dt.np, copy=False), dt)
+    return out if ref.is_cpu else out.to(ref.device)
+
+
+def _host_binary(name: str, np_fn, category: str):
+    """The function and in-place form of a binary op computed by ``np_fn`` on the host."""
+    def fn(input, other) -> Tensor:
+        res, ref, rt = _host_pointwise(name, (_tensor(input, name), other), np_fn, category)
+        return _host_result(res, ref, rt)
+
+    def fn_(self, other) -> Tensor:
+        return _assign(name, self, lambda t: fn(t, other))
+    fn.__name__, fn_.__name__ = name, name + "_"
+    return fn, fn_
+
+
+nextafter, nextafter_ = _host_binary("nextafter", np.nextafter, "f")
+nextafter.__doc__ = """The next float after ``input`` towards ``other``.
+
+    Example:
+        >>> import dynagrad as dg
+        >>> dg.nextafter(dg.tensor([1.0], dtype=dg.float64), dg.tensor([2.0])).item() - 1.0
+        2.220446049250313e-16
+    """
+gcd, gcd_ = _host_binary("gcd", np.gcd, "i")
+gcd.__doc__ = """Greatest common divisor of integer tensors (non-negative; ``gcd(0, 0) = 0``).
+
+    Example:
+        >>> import dynagrad as dg
+        >>> dg.gcd(dg.tensor([4, -6, 0]), dg.tensor([6, 4, 0])).tolist()
+        [2, 2, 0]
+    """
+lcm, lcm_ = _host_binary("lcm", np.lcm, "i")
+lcm.__doc__ = """Least common multiple of integer tensors (non-negative; 0 if either is 0).
+
+    Example:
+        >>> import dynagrad as dg
+        >>> dg.lcm(dg.tensor([4, -6, 0]), dg.tensor([6, 4, 3])).tolist()
+        [12, 12, 0]
+    """
+
+_frexp_result = namedtuple("frexp", ["mantissa", "exponent"])
+
+
+def _frexp_back(node, g):
+    return (g * exp2(-node.exponent.to(g.dtype)),)
+
+
+_FrexpNode = node_class("FrexpBackward0", _frexp_back)
+
+
+def frexp(input):
+    """``(mantissa, exponent)`` with ``input = mantissa * 2**exponent``, ``0.5 <= |mantissa| <
+    1`` (0, inf and NaN keep their value with exponent 0); the exponent is int32.
+
+    Example:
+        >>> import dynagrad as dg
+        >>> dg.frexp(dg.tensor([8.0, -3.0]))
+        frexp(mantissa=tensor([ 0.5000, -0.7500]), exponent=tensor([4, 2], dtype=dynagrad.int32))
+    """
+    input = _tensor(input, "frexp")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"torch.frexp() only supports floating-point dtypes (got "
+                           f"{describe(input)})")
+    (m, e), _, _ = _host_pointwise("frexp", (input,), np.frexp, "f")
+    mantissa = _host_result(m, input, input.dtype)
+    exponent = _host_result(e, input, dtypes.int32)
+    if input._requires_grad and grad_mode.GRAD_ENABLED[0]:
+        node = _FrexpNode()
+        node.exponent = exponent
+        record(node, (input,), (mantissa,))
+    return _frexp_result(mantissa, exponent)
+
+
+def ldexp(input, other) -> Tensor:
+    """``input * 2**other`` (a float result, as torch).
+
+    Example:
+        >>> import dynagrad as dg
+        >>> dg.ldexp(dg.tensor([1.0, 3.0]), dg.tensor([2, -1])).tolist()
+        [4.0, 1.5]
+    """
+    return mul(_tensor(input, "ldexp"), exp2(_tensor(other, "ldexp")))
+
+
+def ldexp_(self, other) -> Tensor:
+    return _assign("ldexp", self, lambda t: ldexp(t, other))
+
+
+def float_power_(self, exponent) -> Tensor:
+    if self.dtype is not dtypes.float64:
+        raise RuntimeError(f"the base given to float_power_ has dtype {self.dtype.name} but the "
+                           f"operation's result requires dtype float64")
+    return _assign("float_power", self, lambda t: float_power(t, exponent))
+
+
+def positive(input) -> Tensor:
+    """``input`` itself (unary plus); refused for bool tensors, as in torch."""
+    input = _tensor(input, "positive")
+    if input.dtype is bool_:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
+def clamp_min(input, min) -> Tensor:
+    """``clamp(input, min=min)``."""
+    return clamp(input, min=min)
+
+
+def clamp_min_(self, min) -> Tensor:
+    return _assign("clamp_min", self, lambda t: clamp(t, min=min))
+
+
+def clamp_max(input, max) -> Tensor:
+    """``clamp(input, max=max)``."""
+    return clamp(input, max=max)
+
+
+def clamp_max_(self, max) -> Tensor:
+    return _assign("clamp_max", self, lambda t: clamp(t, max=max))
+
+
+def _scaled(value, rt):
+    """``value`` (addcmul's and addcdiv's scale) in the result's dtype: torch casts it, so an
+    integer result truncates a float value."""
+    if isinstance(value, Tensor):
+        value = value.item()
+    return value if rt.is_floating_point else (bool(value) if rt is bool_ else int(value))
+
+
+def addcmul(input, tensor1, tensor2, *, value=1) -> Tensor:
+    """``input + value * tensor1 * tensor2`` with broadcasting.
+
+    Example:
+        >>> import dynagrad as dg
+        >>> t1, t2 = dg.tensor([1.0, 2.0]), dg.tensor([3.0, 4.0])
+        >>> dg.addcmul(dg.ones(2), t1, t2, value=0.5).tolist()
+        [2.5, 5.0]
+    """
+    input = _tensor(input, "addcmul")
+    value = _scaled(value, result_type(input, tensor1, tensor2))
+    prod = mul(tensor1, tensor2)
+    return add(input, prod if value == 1 else mul(prod, value))
+
+
+def addcmul_(self, tensor1, tensor2, *, value=1) -> Tensor:
+    return _assign("addcmul", self, lambda t: addcmul(t, tensor1, tensor2, value=value))
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1) -> Tensor:
+    """``input + value * tensor1 / tensor2`` with broadcasting (true division; two integer
+    tensors are refused, as in torch).
+
+    Example:
+        >>> import dynagrad as dg
+        >>> t1, t2 = dg.tensor([1.0, 2.0]), dg.tensor([4.0, 4.0])
+        >>> dg.addcdiv(dg.ones(2), t1, t2, value=2).tolist()
+        [1.5, 2.0]
+    """
+    input = _tensor(input, "addcdiv")
+    if all(not t.dtype.is_floating_point for t in (_tensor(tensor1, "addcdiv"),
+                                                    _tensor(tensor2, "addcdiv"))):
+        raise RuntimeError("Integer division with addcdiv is no longer supported, and in a "
+                           "future release addcdiv will perform a true division of tensor1 and "
+                           "tensor2. The historic addcdiv behavior can be implemented as (input "
+                           "+ value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer "
+                           "inputs and as (input + value * tensor1 / tensor2) for float inputs. "
+                           "The future addcdiv behavior is just the latter implementation: (input "
+                           "+ value * tensor1 / tensor2), for all dtypes.")
+    value = _scaled(value, result_type(input, tensor1, tensor2))
+    quot = div(tensor1, tensor2)
+    return add(input, quot if value == 1 else mul(quot, value))
+
+
+def addcdiv_(self, tensor1, tensor2, *, value=1) -> Tensor:
+    return _assign("addcdiv", self, lambda t: addcdiv(t, tensor1, tensor2, value=value))
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor:
+    """Where ``|input - other| <= atol + rtol * |other|`` (or the two are equal, infinities
+    included; NaNs only with ``equal_nan``). Both must have one dtype, as in torch.
+
+    Example:
+        >>> import dynagrad as dg
+        >>> dg.isclose(dg.tensor([1.0, 2.0]), dg.tensor([1.0 + 1e-7, 2.1])).tolist()
+        [True, False]
+    """
+    input, other = _tensor(input, "isclose"), _tensor(other, "isclose")
+    if input.dtype is not other.dtype:
+        raise RuntimeError(f"isclose: {input.dtype.name} did not match {other.dtype.name} (both "
+                           f"tensors must have the same dtype)")
+    if rtol < 0:
+        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
+    if atol < 0:
+        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
+    close = eq(input, other)
+    if equal_nan and input.dtype.is_floating_point:
+        close = logical_or(close, logical_and(isnan(input), isnan(other)))
+    if rtol == 0 and atol == 0:
+        return close
+    if not input.dtype.is_floating_point:  # (integers and bools compare as floats, as torch)
+        input = input.to(dtypes.get_default_dtype())
+        other = other.to(input.dtype)
+    with grad_mode.no_grad():
+        error = abs(sub(input, other))
+        within = logical_and(isfinite(error), le(error, add(abs(mul(other, rtol)), atol)))
+    return logical_or(close, within)
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+    """Whether ``isclose`` holds everywhere (a Python bool).
+
+    Example:
+        >>> import dynagrad as dg
+        >>> dg.allclose(dg.tensor([1.0, 2.0]), dg.tensor([1.0, 2.0 + 1e-6]))
+        True
+    """
+    return bool(isclose(input, other, rtol, atol, equal_nan).all())
+
+
+def equal(input, other) -> bool:
+    """Whether both tensors have one shape and equal elements (a Python bool; NaN != NaN).
+
+    Example:
+        >>> import dynagrad as dg
+        >>> dg.equal(dg.tensor([1.0, 2.0]), dg.tensor([1, 2]))
+        True
+    """
+    input, other = _tensor(input, "equal"), _tensor(other, "equal")
+    common_device("equal", (input, other))
+    if tuple(input.shape) != tuple(other.shape):
+        return False
+    with grad_mode.no_grad():
+        return bool(eq(input, other).all())
+
+
+for _name, _f, _f_ in (("heaviside", heaviside, heaviside_), ("nextafter", nextafter, nextafter_),
+                       ("gcd", gcd, gcd_), ("lcm", lcm, lcm_), ("frexp", frexp, None),
+                       ("ldexp", ldexp, ldexp_), ("positive", positive, None),
+                       ("clamp_min", clamp_min, clamp_min_), ("clamp_max", clamp_max, clamp_max_),
+                       ("addcmul", addcmul, addcmul_), ("addcdiv", addcdiv, addcdiv_),
+                       ("isclose", isclose, None), ("allclose", allclose, None),
+                       ("equal", equal, None), ("float_power", float_power, float_power_),
+                       ("square", square, square_)):
+    register(_name, _f, "elementwise", inplace=_f_)
+for _alias, _target in (("arccosh", "acosh"), ("arcsinh", "asinh"), ("arctanh", "atanh")):
+    register(_alias, REGISTRY[_target].fn, "alias", inplace=getattr(Tensor, _target + "_"))
+    _g[_alias] = REGISTRY[_target].fn
+
 
 # --- activations ----------------------------------------------------------------------------
 # torch.nn.functional's pointwise activations, each a pair of rows: the forward kernel and one

@@ -69,7 +69,7 @@ def _member(name: str, value) -> list:
         if kind == "classmethod":
             params = params.replace("self", "cls", 1)
         return [f"    @{kind}", f"    def {name}({params}) -> Any: ..."]
-    if callable(value):
+    if callable(value) and not isinstance(value, type):  # (a class is a data attribute's type)
         params = _parameters(value)
         if params is None:
             return [f"    {name}: Any"]

@@ -282,3 +282,72 @@ def copy_(self, src, non_blocking: bool = False) -> Tensor:
 tensor_method("fill_", fill_)
 tensor_method("zero_", zero_)
 tensor_method("copy_", copy_)
+
+
+# --- torch-level spellings of Tensor methods, pin_memory, new_empty_strided -------------------
+
+def is_floating_point(input: Tensor) -> bool:
+    """Whether ``input``'s dtype is a floating point type."""
+    return input.dtype.is_floating_point
+
+
+def is_nonzero(input: Tensor) -> bool:
+    """The one element of ``input`` as a bool (an error for any other element count)."""
+    return input.is_nonzero()
+
+
+def is_same_size(input: Tensor, other: Tensor) -> bool:
+    """Whether both tensors have one shape."""
+    return input.is_same_size(other)
+
+
+def is_signed(input: Tensor) -> bool:
+    """Whether ``input``'s dtype holds negative values."""
+    return input.is_signed()
+
+
+def detach(input: Tensor) -> Tensor:
+    """``input.detach()``: the same memory, no history."""
+    return input.detach()
+
+
+def fill(input: Tensor, value) -> Tensor:
+    """A copy of ``input`` with every element ``value`` (a number or a 0-dim tensor); the
+    gradient reaches ``value``, as torch's.
+
+    Example:
+        >>> import dynagrad as dg
+        >>> dg.fill(dg.zeros(2), 3.0).tolist()
+        [3.0, 3.0]
+    """
+    return fill_(input.clone(), value)
+
+
+def pin_memory(self, device=None) -> Tensor:
+    """A copy in page-locked host memory (faster and asynchronous copies to a GPU); needs CUDA,
+    as torch's."""
+    if self.is_cuda:
+        raise RuntimeError(f"cannot pin a tensor on {self.device}: only dense CPU tensors can be "
+                           f"pinned (got {describe(self)})")
+    if self.is_pinned():
+        return self
+    from ..kernels.cuda import runtime
+    if not runtime.is_available():
+        raise RuntimeError("Cannot access accelerator device when none is available.")
+    arr = runtime.require("pin_memory").pinned_array(self._data.shape, self._data.dtype)
+    arr[...] = self._data
+    out = ew._wrap(arr, self.dtype)
+    out._pinned = True
+    return out
+
+
+def new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad=False,
+                      layout=None, pin_memory=False) -> Tensor:
+    """``empty_strided`` with this tensor's dtype and device unless given."""
+    from ..creation import empty_strided
+    return empty_strided(size, stride, dtype=dtype or self.dtype, device=device or self.device,
+                         requires_grad=requires_grad)
+
+
+tensor_method("pin_memory", pin_memory)
+tensor_method("new_empty_strided", new_empty_strided)

@@ -9,6 +9,7 @@ transposed view with a Python scalar. Gradients: finite differences in float64 o
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -227,7 +228,7 @@ def _others():
             {"cpu": (dg.int64, dg.float64), "cuda": (dg.float32,)},
             out_dtype=lambda dtype: dg.float64),
         _record("square", lambda x: x * x, sampler(
-            [Sample((a,))], grad=[Sample((a,))], cuda=cuda), F64),
+            [Sample((a,))], grad=[Sample((a,))], cuda=cuda), F64, check_inplace=True),
         _record("rsub", lambda x, y: y - x, sampler(
             [Sample((np.array([1.0, 2.0]), 5.0))], grad=[Sample((a, 5.0))], cuda=cuda2),
             torch="rsub"),
@@ -245,3 +246,137 @@ ALIASES = {"multiply": "mul", "subtract": "sub", "divide": "div", "true_divide":
 RECORDS = UNARY + BINARY + LOGICAL + BITWISE + OTHERS + [
     alias(name, _BY_NAME[target], torch=_scalar_as_tensor(name) if target == "atan2" else "")
     for name, target in ALIASES.items()]
+
+
+# --- issue 26: more of torch's pointwise functions ------------------------------------------
+
+def _inplace_unary(name, ref, domain):
+    """``unary``'s record, with the in-place variant run on every sample too."""
+    return replace(unary(name, ref, domain), check_inplace=True)
+
+
+def _pair(dx, dy, shapes=((3, 4), (4,)), seed=10):
+    """Two operands from ``dx`` and ``dy``, the second broadcasting to the first's shape (so the
+    in-place variant applies)."""
+    rng = np.random.default_rng(seed)
+    return draw(dx, shapes[0], rng), draw(dy, shapes[1], rng)
+
+
+def _torch_tensors(name, *, method=False):
+    """torch's ``name``, which wants tensors where our samples pass Python scalars."""
+    def fn(x, *args, **kwargs):
+        import torch
+        args = [a if isinstance(a, torch.Tensor) else torch.tensor(a, dtype=x.dtype)
+                for a in args]
+        return getattr(x, name)(*args, **kwargs) if method else \
+            getattr(torch, name)(x, *args, **kwargs)
+    return fn
+
+
+MORE_UNARY = [
+    _inplace_unary("acosh", np.arccosh, (1.1, 4)),
+    _inplace_unary("atanh", np.arctanh, (-0.9, 0.9)),
+    _inplace_unary("deg2rad", np.deg2rad, (-200, 200)),
+    _inplace_unary("rad2deg", np.rad2deg, (-3, 3)),
+]
+
+MORE_BINARY = [
+    binary("hypot", np.hypot, away_from_zero, away_from_zero, torch=_torch_tensors("hypot")),
+    binary("logaddexp", np.logaddexp, (-3, 3), (-3, 3), torch=_torch_tensors("logaddexp")),
+    binary("logaddexp2", np.logaddexp2, (-3, 3), (-3, 3), torch=_torch_tensors("logaddexp2")),
+    binary("copysign", np.copysign, away_from_zero, away_from_zero),
+    binary("fmax", np.fmax, (-3, 3), (-3, 3), torch=_torch_tensors("fmax")),
+    binary("fmin", np.fmin, (-3, 3), (-3, 3), torch=_torch_tensors("fmin")),
+]
+
+
+def _more_others():
+    """The new ops of special signatures or dtypes (their special values are tested in
+    test_elementwise_more.py)."""
+    x, y = _pair((-3, 3), (-3, 3))
+    xi, yi = _pair("int", "int", seed=11)
+    pos = _pair((-40, 40), (1, 30), seed=12)
+    cuda = [Sample((signed((2, 3)),))]
+    cuda2 = [Sample((signed((2, 3)), signed((3,), 1)))]
+    ints = {"cpu": (dg.int64,), "cuda": (dg.int64,)}
+    a, b, c = (uniform((2, 3), 20 + k, -2, 2) for k in range(3))
+    away = away_from_zero(uniform((2, 3), 23))
+    special = np.array([0.0, -0.0, 1.5, -2.0, np.inf, -np.inf, np.nan])
+    whole = np.array([-2.0, 0.0, 3.0])
+    sign_tests = {"cpu": (dg.float32, dg.int64), "cuda": (dg.float32,)}
+    return [
+        _record("isposinf", np.isposinf, sampler(
+            {dg.float32: [Sample((special,))], dg.int64: [Sample((whole,))]},
+            cuda=cuda), sign_tests, differentiable=False),
+        _record("isneginf", np.isneginf, sampler(
+            {dg.float32: [Sample((special,))], dg.int64: [Sample((whole,))]},
+            cuda=cuda), sign_tests, differentiable=False),
+        _record("signbit", np.signbit, sampler(
+            {dg.float32: [Sample((special,)), Sample((-special,))],
+             dg.int64: [Sample((whole,))]}, cuda=cuda), sign_tests,
+            differentiable=False),
+        _record("heaviside", np.heaviside, sampler(
+            [Sample((xi, yi)), Sample((xi, np.array(0.5)))],
+            cuda=[Sample((integers((2, 3)), integers((3,), 1)))]),
+            {"cpu": (dg.float32, dg.int64), "cuda": (dg.int64,)}, differentiable=False,
+            check_inplace=True, out_dtype=lambda dtype: dtype),
+        _record("nextafter", np.nextafter, sampler(
+            [Sample((x, y)), Sample((x, x[:1]))], cuda=cuda2), F64, differentiable=False,
+            check_inplace=True, tol={}, torch_tol={}),
+        _record("gcd", np.gcd, sampler([Sample(pos)], cuda=[Sample(pos)]), ints,
+                differentiable=False, check_inplace=True),
+        _record("lcm", np.lcm, sampler([Sample(pos)], cuda=[Sample(pos)]), ints,
+                differentiable=False, check_inplace=True),
+        _record("frexp", lambda v: list(np.frexp(v)), sampler(
+            [Sample((special,)), Sample((x,))], grad=[Sample((a,))], cuda=cuda), tol={},
+            torch_tol={}),
+        _record("ldexp", lambda v, e: v * 2.0 ** e, sampler(
+            [Sample((x, y)), Sample((x, np.arange(-2, 2)))], grad=[Sample((a, b))],
+            cuda=cuda2), check_inplace=True),
+        _record("positive", lambda v: v, sampler(
+            [Sample((x,)), Sample((x,), method=True)], grad=[Sample((a,))], cuda=cuda),
+            {"cpu": (dg.float32, dg.int64), "cuda": (dg.float32,)}),
+        _record("clamp_min", np.maximum, sampler(
+            [Sample((x, 0.5)), Sample((x, y))], grad=[Sample((a, 0.5)), Sample((a, b))],
+            cuda=cuda2), F64, check_inplace=True, torch=_torch_tensors("clamp_min")),
+        _record("clamp_max", np.minimum, sampler(
+            [Sample((x, 0.5)), Sample((x, y))], grad=[Sample((a, 0.5)), Sample((a, b))],
+            cuda=cuda2), F64, check_inplace=True, torch=_torch_tensors("clamp_max")),
+        _record("addcmul", lambda i, t1, t2, value=1: i + value * t1 * t2, sampler(
+            [Sample((x, x, y)), Sample((x, y, x[:1]), {"value": 0.5})],
+            grad=[Sample((a, b, c), {"value": -2.0})],
+            cuda=[Sample((signed((2, 3)), signed((3,), 1), signed((2, 3), 2)), {"value": 2.0})]),
+            check_inplace=True),
+        _record("addcdiv", lambda i, t1, t2, value=1: i + value * t1 / t2, sampler(
+            [Sample((x, x, away_from_zero(y))), Sample((x, y, away_from_zero(x)),
+                                                       {"value": 0.5})],
+            grad=[Sample((a, b, away), {"value": -2.0})],
+            cuda=[Sample((signed((2, 3)), signed((3,), 1), signed((2, 3), 2)), {"value": 2.0})]),
+            check_inplace=True),
+        _record("isclose", np.isclose, sampler(
+            {dg.float32: [Sample((x, x + 1e-6)), Sample((x, x + y * 1e-5), {"rtol": 0.0})],
+             dg.float64: [Sample((special, special[::-1].copy()), {"equal_nan": True}),
+                          Sample((x, x + 1e-3), {"rtol": 1e-3, "atol": 1e-4})],
+             dg.int64: [Sample((xi, yi), {"atol": 1.0})]}, cuda=cuda2),
+            {"cpu": (dg.float32, dg.float64, dg.int64), "cuda": (dg.float32,)},
+            differentiable=False),
+        _record("allclose", lambda u, v, **kw: np.array(np.allclose(u, v, **kw)), sampler(
+            [Sample((x, x + 1e-7)), Sample((x, x + 1e-3)), Sample((x, y[:1]), {"atol": 10.0})],
+            cuda=cuda2), F32,
+            op=lambda u, v, **kw: dg.tensor(dg.allclose(u, v, **kw), device=u.device),
+            torch=lambda *args, **kw: __import__("torch").tensor(
+                __import__("torch").allclose(*args, **kw)), differentiable=False),
+        _record("equal", lambda u, v: np.array(u.shape == v.shape and (u == v).all()), sampler(
+            [Sample((x, x)), Sample((x, y)), Sample((x, x[:2]))], cuda=cuda2), F32,
+            op=lambda u, v: dg.tensor(dg.equal(u, v), device=u.device),
+            torch=lambda *args: __import__("torch").tensor(__import__("torch").equal(*args)),
+            differentiable=False),
+    ]
+
+
+MORE_OTHERS = _more_others()
+_BY_NAME.update({info.name: info for info in MORE_UNARY + MORE_BINARY})
+MORE_ALIASES = {"arccosh": "acosh", "arcsinh": "asinh", "arctanh": "atanh"}
+
+RECORDS += MORE_UNARY + MORE_BINARY + MORE_OTHERS + [
+    alias(name, _BY_NAME[target]) for name, target in MORE_ALIASES.items()]
