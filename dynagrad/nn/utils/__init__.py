@@ -17,13 +17,13 @@ from typing import Iterable
 
 import numpy as np
 
-from ..autograd.grad_mode import no_grad
-from ..creation import tensor as make_tensor
-from ..errors import describe
-from ..ops.movement import cat
-from ..ops.nn.grad_norm import tensor_norm, vector_norm
-from ..ops.placement import host_array, like
-from ..tensor import Tensor
+from ...autograd.grad_mode import no_grad
+from ...creation import tensor as make_tensor
+from ...errors import describe
+from ...ops.movement import cat
+from ...ops.nn.grad_norm import tensor_norm, vector_norm
+from ...ops.placement import host_array, like
+from ...tensor import Tensor
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm", "clip_grads_with_norm_",
            "parameters_to_vector", "vector_to_parameters"]
@@ -112,3 +112,5 @@ def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
         n = p.numel()
         p.data = vec[pointer:pointer + n].view_as(p).data
         pointer += n
+
+from . import rnn  # noqa: E402,F401  (a submodule, as torch.nn.utils.rnn)
