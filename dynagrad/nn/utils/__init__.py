@@ -114,3 +114,6 @@ def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
         pointer += n
 
 from . import rnn  # noqa: E402,F401  (a submodule, as torch.nn.utils.rnn)
+from . import parametrizations, parametrize  # noqa: E402,F401
+from .spectral_norm import remove_spectral_norm, spectral_norm  # noqa: E402,F401
+from .weight_norm import remove_weight_norm, weight_norm  # noqa: E402,F401
