@@ -129,8 +129,8 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
         >>> import dynagrad as dg
         >>> from dynagrad import nn
         >>> m = spectral_norm(nn.Linear(3, 4))
-        >>> sorted(m.state_dict())[1:]
-        ['parametrizations.weight.0._u', 'parametrizations.weight.0._v', 'parametrizations.weight.original']
+        >>> [k.rpartition(".")[2] for k in sorted(m.state_dict())]
+        ['bias', '_u', '_v', 'original']
     """
     weight = getattr(module, name, None)
     if not isinstance(weight, Tensor):
