@@ -28,7 +28,6 @@ from ..functional.misc import dropout
 from ...ops.nn.rnn import GATES, _cell, check_dtypes, recurrent
 from ..module import Module
 from ..parameter import Parameter
-from ..utils.rnn import PackedSequence
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
@@ -217,6 +216,8 @@ class RNNBase(Module):
     def _run(self, input: Tensor, hx, cx):
         """Shared forward: returns (output, h_n, c_n or None) in the caller's layout."""
         name = type(self).__name__
+        # imported here: nn.utils builds on nn.modules (parametrize's containers), not back
+        from ..utils.rnn import PackedSequence
         if isinstance(input, PackedSequence):
             return self._run_packed(input, hx, cx)
         if not isinstance(input, Tensor):
@@ -259,7 +260,7 @@ class RNNBase(Module):
             x = x.transpose(0, 1)
         return x, h_n, c_n
 
-    def _run_packed(self, input: PackedSequence, hx, cx) -> tuple:
+    def _run_packed(self, input, hx, cx) -> tuple:
         """The forward on a packed sequence: a PackedSequence output and, per sequence, the
         states after its last step, in the caller's batch order."""
         name = type(self).__name__
@@ -289,7 +290,7 @@ class RNNBase(Module):
         if unsorted_indices is not None:
             h_n = h_n.index_select(1, unsorted_indices)
             c_n = None if c_n is None else c_n.index_select(1, unsorted_indices)
-        return PackedSequence(out, batch_sizes, sorted_indices, unsorted_indices), h_n, c_n
+        return type(input)(out, batch_sizes, sorted_indices, unsorted_indices), h_n, c_n
 
     def extra_repr(self) -> str:
         s = f"{self.input_size}, {self.hidden_size}"
