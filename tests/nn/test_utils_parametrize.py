@@ -309,3 +309,78 @@ def test_spectral_norm_old_hook(make, x_shape):
         nn.utils.remove_spectral_norm(ours)
     with pytest.raises(ValueError, match="Expected n_power_iterations to be positive"):
         nn.utils.spectral_norm(make(dg), n_power_iterations=0)
+
+
+# --- orthogonal ---------------------------------------------------------------------------------
+def _orth_pair(shape, mp, triv, batch=()):
+    weight = RNG.standard_normal(batch + shape)
+
+    class Holder:
+        @staticmethod
+        def make(lib, lib_nn):
+            m = lib_nn.Linear(1, 1)
+            del m.weight
+            m.register_parameter("weight", lib_nn.Parameter(lib.tensor(weight)))
+            return m
+    ours = P.orthogonal(Holder.make(dg, nn), orthogonal_map=mp, use_trivialization=triv)
+    theirs = TP.orthogonal(Holder.make(torch, torch.nn), orthogonal_map=mp,
+                           use_trivialization=triv)
+    return ours, theirs
+
+
+@pytest.mark.parametrize("shape,mp,triv,batch", [
+    ((3, 3), None, True, ()),
+    ((3, 3), "cayley", True, (2,)),
+    ((4, 2), "matrix_exp", True, ()),
+    ((2, 4), "cayley", True, ()),
+    ((4, 2), None, True, ()),
+    ((2, 4), "householder", False, ()),
+    ((3, 3), "householder", False, (2,)),
+])
+def test_orthogonal_matches_torch(shape, mp, triv, batch):
+    ours, theirs = _orth_pair(shape, mp, triv, batch)
+    assert sorted(ours.state_dict()) == sorted(theirs.state_dict())
+    w = _np(ours.weight)
+    small = min(shape)
+    gram = w @ np.swapaxes(w, -1, -2) if shape[0] < shape[1] else np.swapaxes(w, -1, -2) @ w
+    np.testing.assert_allclose(gram, np.broadcast_to(np.eye(small), gram.shape), atol=1e-12)
+    if triv and shape[0] == shape[1]:  # an orthogonalised copy of the weight: torch's too
+        _close(ours.parametrizations.weight[0].base, theirs.parametrizations.weight[0].base,
+               atol=1e-10)
+    if not triv:  # geqrf's reflectors, as torch stores them
+        _close(ours.parametrizations.weight.original, theirs.parametrizations.weight.original,
+               atol=1e-10)
+    # away from the starting point, the map, its value and gradient against torch
+    with dg.no_grad():
+        orig = ours.parametrizations.weight.original
+        orig.add_(dg.tensor(0.3 * RNG.standard_normal(tuple(orig.shape))))
+    theirs.load_state_dict({k: torch.tensor(v.numpy()) for k, v in ours.state_dict().items()})
+    g = RNG.standard_normal(batch + shape)
+    (ours.weight * dg.tensor(g)).sum().backward()
+    (theirs.weight * torch.tensor(g)).sum().backward()
+    _close(ours.weight, theirs.weight, atol=1e-10)
+    _close(ours.parametrizations.weight.original.grad,
+           theirs.parametrizations.weight.original.grad, atol=1e-10)
+
+
+def test_orthogonal_assignment_and_errors():
+    ours, theirs = _orth_pair((3, 3), None, True)
+    q = np.linalg.qr(RNG.standard_normal((3, 3)))[0]
+    ours.weight = dg.tensor(q)
+    theirs.weight = torch.tensor(q)
+    _close(ours.weight, theirs.weight, atol=1e-12)
+    _close(ours.weight, torch.tensor(q), atol=1e-12)
+    cases = [(lambda lib_nn, mod: mod.orthogonal(lib_nn.Linear(3, 3), orthogonal_map="bad")),
+             (lambda lib_nn, mod: mod.orthogonal(lib_nn.Linear(3, 3), "bias")),
+             (lambda lib_nn, mod: mod.orthogonal(lib_nn.Linear(3, 3), "nope"))]
+    for make in cases:
+        with pytest.raises(ValueError) as et:
+            make(torch.nn, TP)
+        with pytest.raises(ValueError) as eo:
+            make(nn, P)
+        assert str(eo.value).split("'")[0] == str(et.value).split("'")[0]
+    m = P.orthogonal(nn.Linear(3, 3), orthogonal_map="cayley", use_trivialization=False)
+    with pytest.raises(NotImplementedError, match="use_trivialization=False"):
+        m.weight = dg.eye(3)
+    with pytest.raises(ValueError, match="Expected a matrix or batch of matrices of shape"):
+        ours.weight = dg.eye(2, dtype=dg.float64)

@@ -2,6 +2,11 @@
 ``weight_norm``, ``spectral_norm`` and ``orthogonal``, each registered through
 ``nn.utils.parametrize`` so the originals live in ``module.parametrizations.<name>``.
 
+``orthogonal``'s maps (matrix exponential, Cayley transform, Householder product) are composed
+from matmuls and elementwise ops here, so their gradients come from the ops' own backward; its
+``right_inverse`` (no gradient) runs a QR factorisation on the host with NumPy/SciPy (a host
+round trip on CUDA).
+
 Example:
     >>> from dynagrad import nn
     >>> m = weight_norm(nn.Linear(3, 4))
@@ -10,7 +15,16 @@ Example:
 """
 from __future__ import annotations
 
+import math
+from enum import Enum, auto
+
+import numpy as np
+import scipy.linalg
+
 from ...autograd.grad_mode import no_grad
+from ...creation import eye
+from ...ops.movement import cat
+from ...ops.placement import host_array, like
 from ...tensor import Tensor
 from ..functional import normalize
 from ..module import Module
@@ -138,4 +152,191 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
     dim = default_dim(module) if dim is None else dim
     parametrize.register_parametrization(module, name,
                                          _SpectralNorm(weight, n_power_iterations, dim, eps))
+    return module
+
+
+# --- orthogonal ---------------------------------------------------------------------------------
+def _eye_like(x: Tensor, n: int) -> Tensor:
+    return eye(n, dtype=x.dtype, device=x.device)
+
+
+def _matrix_exp(a: Tensor) -> Tensor:
+    """``exp(a)`` for a (batch of) square matrices by scaling and squaring: a degree-18 Taylor
+    polynomial of ``a / 2**s`` with ``||a / 2**s||_1 <= 1/2`` (truncation below 1e-22), squared
+    ``s`` times."""
+    n = a.shape[-1]
+    norm = float(np.abs(host_array(a.detach())).sum(-2).max()) if a.numel() else 0.0
+    s = max(0, math.ceil(math.log2(norm / 0.5))) if norm > 0.5 else 0
+    x = a / (2.0 ** s)
+    ident = _eye_like(a, n)
+    e = ident
+    for k in range(18, 0, -1):  # Horner: I + x/1 (I + x/2 (I + ... ))
+        e = ident + (x @ e) / k
+    for _ in range(s):
+        e = e @ e
+    return e
+
+
+def _solve_positive_real(m: Tensor, b: Tensor) -> Tensor:
+    """``m^-1 b`` by Gauss-Jordan elimination without pivoting, for matrices whose symmetric
+    part is positive definite (``I - A/2`` with ``A`` skew-symmetric: every pivot is nonzero and
+    the elimination stable)."""
+    n = m.shape[-1]
+    w = cat([m, b.expand(*m.shape[:-1], b.shape[-1])], -1)
+    ident = _eye_like(m, n)
+    for i in range(n):
+        row = w[..., i:i + 1, :] / w[..., i:i + 1, i:i + 1]
+        w = w - (w[..., :, i:i + 1] - ident[:, i:i + 1]) * row
+    return w[..., :, n:]
+
+
+def _householder_product(a: Tensor, tau: Tensor) -> Tensor:
+    """The first ``k`` columns of ``H_1 ... H_k``, ``H_i = I - tau_i v_i v_i^T`` with ``v_i``
+    column ``i`` of ``a`` below the diagonal and 1 on it (``torch.linalg.householder_product``)."""
+    n, k = a.shape[-2], a.shape[-1]
+    ident = _eye_like(a, n)
+    below = like(np.tril(np.ones((n, 1)) * np.ones((1, k)), -1), a, a.dtype)
+    q = ident.expand(*a.shape[:-2], n, n)
+    for i in range(k):
+        v = (a[..., :, i:i + 1] * below[:, i:i + 1] + ident[:, i:i + 1])  # (..., n, 1)
+        q = q - ((q @ v) * tau[..., i:i + 1].unsqueeze(-1)) @ v.mT
+    return q[..., :, :k]
+
+
+def _host_qr_orthogonal(a: np.ndarray) -> np.ndarray:
+    """The Q of ``a = QR`` with ``R``'s diagonal made nonnegative (unique for full rank)."""
+    q, r = np.linalg.qr(a)
+    return q * np.sign(np.diagonal(r, axis1=-2, axis2=-1))[..., None, :]
+
+
+def _is_orthogonal(q: np.ndarray) -> bool:
+    n, k = q.shape[-2], q.shape[-1]
+    eps = 10.0 * n * np.finfo(q.dtype).eps
+    return bool(np.allclose(np.swapaxes(q, -1, -2) @ q, np.eye(k), rtol=1e-5, atol=eps))
+
+
+class _OrthMaps(Enum):
+    matrix_exp = auto()
+    cayley = auto()
+    householder = auto()
+
+
+class _Orthogonal(Module):
+    """Maps an unconstrained matrix to an orthogonal one (or one with orthonormal columns /
+    rows when not square). With ``use_trivialization`` the map is composed with a fixed
+    orthogonal ``base`` (a buffer) that assignment resets, so training starts near it."""
+
+    def __init__(self, weight: Tensor, orthogonal_map: _OrthMaps, *,
+                 use_trivialization: bool = True) -> None:
+        super().__init__()
+        self.shape = weight.shape
+        self.orthogonal_map = orthogonal_map
+        if use_trivialization:
+            self.register_buffer("base", None)
+
+    def forward(self, X: Tensor) -> Tensor:
+        n, k = X.shape[-2], X.shape[-1]
+        transposed = n < k
+        if transposed:
+            X = X.mT
+            n, k = k, n
+        if self.orthogonal_map in (_OrthMaps.matrix_exp, _OrthMaps.cayley):
+            X = X.tril()
+            if n != k:
+                X = cat([X, X.new_zeros(n, n - k).expand(*X.shape[:-2], -1, -1)], -1)
+            A = X - X.mH  # skew-symmetric
+            if self.orthogonal_map == _OrthMaps.matrix_exp:
+                Q = _matrix_exp(A)
+            else:
+                ident = _eye_like(A, n)
+                Q = _solve_positive_real(ident - 0.5 * A, ident + 0.5 * A)
+            if n != k:
+                Q = Q[..., :k]
+        else:
+            A = X.tril(-1)
+            tau = 2.0 / (1.0 + (A * A).sum(-2))
+            Q = _householder_product(A, tau)
+            # the sign of each column comes from X's diagonal (-1, 0 or 1 after truncation)
+            Q = Q * X.diagonal(dim1=-2, dim2=-1).int().to(Q.dtype).unsqueeze(-2)
+        if hasattr(self, "base"):
+            Q = self.base @ Q
+        if transposed:
+            Q = Q.mT
+        return Q
+
+    def right_inverse(self, Q: Tensor) -> Tensor:
+        with no_grad():
+            return self._right_inverse(Q)
+
+    def _right_inverse(self, Q: Tensor) -> Tensor:
+        if tuple(Q.shape) != tuple(self.shape):
+            raise ValueError(f"Expected a matrix or batch of matrices of shape {self.shape}. "
+                             f"Got a tensor of shape {Q.shape}.")
+        q_init = Q
+        n, k = Q.shape[-2], Q.shape[-1]
+        transpose = n < k
+        if transpose:
+            Q = Q.mT
+            n, k = k, n
+        q = host_array(Q).astype(np.float64)
+        if not hasattr(self, "base"):
+            if self.orthogonal_map in (_OrthMaps.cayley, _OrthMaps.matrix_exp):
+                raise NotImplementedError("It is not possible to assign to the matrix "
+                                          "exponential or the Cayley parametrizations when "
+                                          "use_trivialization=False.")
+            # LAPACK geqrf's reflectors, the diagonal replaced by the signs that rebuild Q
+            flat = q.reshape(-1, n, k)
+            out = np.empty_like(flat)
+            for i, m in enumerate(flat):
+                (raw, tau), _ = scipy.linalg.qr(m, mode="raw")
+                d = np.sign(np.diagonal(raw)).copy()
+                d[tau == 0.0] *= -1
+                raw = raw.copy()
+                np.fill_diagonal(raw, d)
+                out[i] = raw
+            a = like(out.reshape(q.shape).astype(Q.dtype.np), Q, Q.dtype)
+            return a.mT if transpose else a
+        if n == k:
+            q = q if _is_orthogonal(q) else _host_qr_orthogonal(q)
+        else:  # complete the columns with random ones, then orthonormalise
+            extra = host_array(Q.new_empty(*Q.shape[:-2], n, n - k).normal_()).astype(np.float64)
+            q = _host_qr_orthogonal(np.concatenate([q, extra], -1))
+        self.base = like(q.astype(Q.dtype.np), Q, Q.dtype)
+        neg_id = q_init.new_zeros(q_init.shape)
+        neg_id.diagonal(dim1=-2, dim2=-1).fill_(-1.0)
+        return neg_id
+
+
+def orthogonal(module: Module, name: str = "weight", orthogonal_map: str | None = None, *,
+               use_trivialization: bool = True) -> Module:
+    """Constrain ``module.<name>`` (a matrix or batch of matrices) to be orthogonal (or to
+    have orthonormal columns / rows when not square).
+
+    ``orthogonal_map``: ``"matrix_exp"`` (default for square matrices), ``"cayley"`` or
+    ``"householder"`` (default otherwise). With ``use_trivialization`` (the default) the map
+    is applied to a stored orthogonal ``base``, which assigning ``module.<name> = Q`` resets
+    to ``Q``.
+
+    Example:
+        >>> import dynagrad as dg
+        >>> from dynagrad import nn
+        >>> m = orthogonal(nn.Linear(3, 3))
+        >>> bool(((m.weight @ m.weight.T - dg.eye(3)).abs() < 1e-5).all())
+        True
+    """
+    weight = getattr(module, name, None)
+    if not isinstance(weight, Tensor):
+        raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
+    if weight.ndim < 2:
+        raise ValueError("Expected a matrix or batch of matrices. Got a tensor of "
+                         f"{weight.ndim} dimensions.")
+    if orthogonal_map is None:
+        orthogonal_map = ("matrix_exp" if weight.shape[-2] == weight.shape[-1]
+                          else "householder")
+    orth_enum = getattr(_OrthMaps, orthogonal_map, None)
+    if orth_enum is None:
+        raise ValueError('orthogonal_map has to be one of "matrix_exp", "cayley", '
+                         f'"householder". Got: {orthogonal_map}')
+    orth = _Orthogonal(weight, orth_enum, use_trivialization=use_trivialization)
+    parametrize.register_parametrization(module, name, orth, unsafe=True)
     return module
