@@ -2,10 +2,9 @@
 ``weight_norm``, ``spectral_norm`` and ``orthogonal``, each registered through
 ``nn.utils.parametrize`` so the originals live in ``module.parametrizations.<name>``.
 
-``orthogonal``'s maps (matrix exponential, Cayley transform, Householder product) are composed
-from matmuls and elementwise ops here, so their gradients come from the ops' own backward; its
-``right_inverse`` (no gradient) runs a QR factorisation on the host with NumPy/SciPy (a host
-round trip on CUDA).
+``orthogonal``'s maps are ``linalg.matrix_exp``, the Cayley transform (``linalg.solve``) and
+``linalg.householder_product``; with ``use_trivialization=False`` its ``right_inverse`` runs
+LAPACK's geqrf through SciPy on the host (a host round trip on CUDA).
 
 Example:
     >>> from dynagrad import nn
@@ -15,7 +14,6 @@ Example:
 """
 from __future__ import annotations
 
-import math
 from enum import Enum, auto
 
 import numpy as np
@@ -23,6 +21,7 @@ import scipy.linalg
 
 from ...autograd.grad_mode import no_grad
 from ...creation import eye
+from ...ops.decompositions import householder_product, matrix_exp, qr, solve
 from ...ops.movement import cat
 from ...ops.placement import host_array, like
 from ...tensor import Tensor
@@ -160,59 +159,34 @@ def _eye_like(x: Tensor, n: int) -> Tensor:
     return eye(n, dtype=x.dtype, device=x.device)
 
 
-def _matrix_exp(a: Tensor) -> Tensor:
-    """``exp(a)`` for a (batch of) square matrices by scaling and squaring: a degree-18 Taylor
-    polynomial of ``a / 2**s`` with ``||a / 2**s||_1 <= 1/2`` (truncation below 1e-22), squared
-    ``s`` times."""
-    n = a.shape[-1]
-    norm = float(np.abs(host_array(a.detach())).sum(-2).max()) if a.numel() else 0.0
-    s = max(0, math.ceil(math.log2(norm / 0.5))) if norm > 0.5 else 0
-    x = a / (2.0 ** s)
-    ident = _eye_like(a, n)
-    e = ident
-    for k in range(18, 0, -1):  # Horner: I + x/1 (I + x/2 (I + ... ))
-        e = ident + (x @ e) / k
-    for _ in range(s):
-        e = e @ e
-    return e
-
-
-def _solve_positive_real(m: Tensor, b: Tensor) -> Tensor:
-    """``m^-1 b`` by Gauss-Jordan elimination without pivoting, for matrices whose symmetric
-    part is positive definite (``I - A/2`` with ``A`` skew-symmetric: every pivot is nonzero and
-    the elimination stable)."""
-    n = m.shape[-1]
-    w = cat([m, b.expand(*m.shape[:-1], b.shape[-1])], -1)
-    ident = _eye_like(m, n)
-    for i in range(n):
-        row = w[..., i:i + 1, :] / w[..., i:i + 1, i:i + 1]
-        w = w - (w[..., :, i:i + 1] - ident[:, i:i + 1]) * row
-    return w[..., :, n:]
-
-
-def _householder_product(a: Tensor, tau: Tensor) -> Tensor:
-    """The first ``k`` columns of ``H_1 ... H_k``, ``H_i = I - tau_i v_i v_i^T`` with ``v_i``
-    column ``i`` of ``a`` below the diagonal and 1 on it (``torch.linalg.householder_product``)."""
-    n, k = a.shape[-2], a.shape[-1]
-    ident = _eye_like(a, n)
-    below = like(np.tril(np.ones((n, 1)) * np.ones((1, k)), -1), a, a.dtype)
-    q = ident.expand(*a.shape[:-2], n, n)
-    for i in range(k):
-        v = (a[..., :, i:i + 1] * below[:, i:i + 1] + ident[:, i:i + 1])  # (..., n, 1)
-        q = q - ((q @ v) * tau[..., i:i + 1].unsqueeze(-1)) @ v.mT
-    return q[..., :, :k]
-
-
-def _host_qr_orthogonal(a: np.ndarray) -> np.ndarray:
-    """The Q of ``a = QR`` with ``R``'s diagonal made nonnegative (unique for full rank)."""
-    q, r = np.linalg.qr(a)
-    return q * np.sign(np.diagonal(r, axis1=-2, axis2=-1))[..., None, :]
-
-
-def _is_orthogonal(q: np.ndarray) -> bool:
+def _is_orthogonal(q: Tensor) -> bool:
+    """``q^H q == I`` up to ``10 n eps`` (``allclose``'s tolerances, as PyTorch's check)."""
     n, k = q.shape[-2], q.shape[-1]
-    eps = 10.0 * n * np.finfo(q.dtype).eps
-    return bool(np.allclose(np.swapaxes(q, -1, -2) @ q, np.eye(k), rtol=1e-5, atol=eps))
+    ident = _eye_like(q, k)
+    atol = 10.0 * n * np.finfo(q.real.dtype.np if q.is_complex() else q.dtype.np).eps
+    return bool(((q.mH @ q - ident).abs() <= atol + 1e-5 * ident.abs()).all())
+
+
+def _make_orthogonal(a: Tensor) -> Tensor:
+    """The Q of ``a = QR`` with ``R``'s diagonal made real positive (unique for full rank)."""
+    q, r = qr(a)
+    return q * r.diagonal(dim1=-2, dim2=-1).sgn().unsqueeze(-2)
+
+
+def _geqrf_signs(a: Tensor) -> Tensor:
+    """LAPACK geqrf's Householder reflectors of ``a`` (below the diagonal), the diagonal
+    replaced by the signs that make ``householder_product`` rebuild ``a``'s Q with them
+    (host SciPy, real matrices)."""
+    arr = host_array(a.detach()).astype(np.float64)
+    flat = arr.reshape((-1,) + arr.shape[-2:])
+    out = np.empty_like(flat)
+    for i, m in enumerate(flat):
+        (raw, tau), _ = scipy.linalg.qr(m, mode="raw")
+        signs = np.sign(np.diagonal(raw)).copy()
+        signs[tau == 0.0] *= -1
+        out[i] = raw
+        np.fill_diagonal(out[i], signs)
+    return like(out.reshape(arr.shape).astype(a.dtype.np), a, a.dtype)
 
 
 class _OrthMaps(Enum):
@@ -229,6 +203,9 @@ class _Orthogonal(Module):
     def __init__(self, weight: Tensor, orthogonal_map: _OrthMaps, *,
                  use_trivialization: bool = True) -> None:
         super().__init__()
+        if weight.is_complex() and orthogonal_map == _OrthMaps.householder:
+            raise ValueError("The householder parametrization does not support complex "
+                             "tensors.")
         self.shape = weight.shape
         self.orthogonal_map = orthogonal_map
         if use_trivialization:
@@ -246,16 +223,16 @@ class _Orthogonal(Module):
                 X = cat([X, X.new_zeros(n, n - k).expand(*X.shape[:-2], -1, -1)], -1)
             A = X - X.mH  # skew-symmetric
             if self.orthogonal_map == _OrthMaps.matrix_exp:
-                Q = _matrix_exp(A)
-            else:
+                Q = matrix_exp(A)
+            else:  # the Cayley transform (I - A/2)^-1 (I + A/2)
                 ident = _eye_like(A, n)
-                Q = _solve_positive_real(ident - 0.5 * A, ident + 0.5 * A)
+                Q = solve(ident - 0.5 * A, ident + 0.5 * A)
             if n != k:
                 Q = Q[..., :k]
         else:
             A = X.tril(-1)
             tau = 2.0 / (1.0 + (A * A).sum(-2))
-            Q = _householder_product(A, tau)
+            Q = householder_product(A, tau)
             # the sign of each column comes from X's diagonal (-1, 0 or 1 after truncation)
             Q = Q * X.diagonal(dim1=-2, dim2=-1).int().to(Q.dtype).unsqueeze(-2)
         if hasattr(self, "base"):
@@ -278,30 +255,18 @@ class _Orthogonal(Module):
         if transpose:
             Q = Q.mT
             n, k = k, n
-        q = host_array(Q).astype(np.float64)
         if not hasattr(self, "base"):
             if self.orthogonal_map in (_OrthMaps.cayley, _OrthMaps.matrix_exp):
                 raise NotImplementedError("It is not possible to assign to the matrix "
                                           "exponential or the Cayley parametrizations when "
                                           "use_trivialization=False.")
-            # LAPACK geqrf's reflectors, the diagonal replaced by the signs that rebuild Q
-            flat = q.reshape(-1, n, k)
-            out = np.empty_like(flat)
-            for i, m in enumerate(flat):
-                (raw, tau), _ = scipy.linalg.qr(m, mode="raw")
-                d = np.sign(np.diagonal(raw)).copy()
-                d[tau == 0.0] *= -1
-                raw = raw.copy()
-                np.fill_diagonal(raw, d)
-                out[i] = raw
-            a = like(out.reshape(q.shape).astype(Q.dtype.np), Q, Q.dtype)
+            a = _geqrf_signs(Q)
             return a.mT if transpose else a
         if n == k:
-            q = q if _is_orthogonal(q) else _host_qr_orthogonal(q)
+            Q = Q.clone() if _is_orthogonal(Q) else _make_orthogonal(Q)
         else:  # complete the columns with random ones, then orthonormalise
-            extra = host_array(Q.new_empty(*Q.shape[:-2], n, n - k).normal_()).astype(np.float64)
-            q = _host_qr_orthogonal(np.concatenate([q, extra], -1))
-        self.base = like(q.astype(Q.dtype.np), Q, Q.dtype)
+            Q = _make_orthogonal(cat([Q, Q.new_empty(*Q.shape[:-2], n, n - k).normal_()], -1))
+        self.base = Q
         neg_id = q_init.new_zeros(q_init.shape)
         neg_id.diagonal(dim1=-2, dim2=-1).fill_(-1.0)
         return neg_id
@@ -332,7 +297,7 @@ def orthogonal(module: Module, name: str = "weight", orthogonal_map: str | None 
                          f"{weight.ndim} dimensions.")
     if orthogonal_map is None:
         orthogonal_map = ("matrix_exp" if weight.shape[-2] == weight.shape[-1]
-                          else "householder")
+                          or weight.is_complex() else "householder")
     orth_enum = getattr(_OrthMaps, orthogonal_map, None)
     if orth_enum is None:
         raise ValueError('orthogonal_map has to be one of "matrix_exp", "cayley", '
