@@ -2,6 +2,8 @@
 
 Parameter names, shapes, gate order and default initialisation (every weight and bias uniform in
 ``(-1/sqrt(hidden_size), 1/sqrt(hidden_size))``) match PyTorch, so state_dicts load both ways.
+The layers also take a ``PackedSequence`` (``nn.utils.rnn``) and then return one, with the states
+of each sequence after its own last step.
 
 Example:
     >>> import dynagrad as dg
@@ -57,6 +59,88 @@ def stacked_recurrent(mode: str, x: Tensor, hx, cx, weights: list, num_layers: i
             if lstm:
                 c_out.append(res[2])
         x = outs[0] if directions == 1 else cat(outs, 2)
+        if dropout_p > 0 and training and layer < num_layers - 1:
+            x = dropout(x, dropout_p, True)
+    return x, stack(h_out), stack(c_out) if lstm else None
+
+
+def _segments(batch_sizes: list) -> list:
+    """``(first_row, steps, batch)`` for each run of equal batch sizes of a packed sequence:
+    its rows ``first_row : first_row + steps * batch`` are a ``(steps, batch, *)`` block."""
+    segs, row, t = [], 0, 0
+    while t < len(batch_sizes):
+        b, start = batch_sizes[t], t
+        while t < len(batch_sizes) and batch_sizes[t] == b:
+            t += 1
+        segs.append((row, t - start, b))
+        row += (t - start) * b
+    return segs
+
+
+def _packed_direction(mode: str, x: Tensor, segs: list, h0, c0, weights: tuple,
+                      reverse: bool) -> tuple:
+    """One direction of one layer over packed rows ``x`` (N, I): every run of equal batch
+    size is one ``recurrent`` node on its ``(steps, batch, I)`` block.
+
+    Sequences are sorted longest first, so going forward a sequence that ends keeps its last
+    state (the batch shrinks from the end); going backward a sequence joins, at its last step,
+    with its initial state. Returns ``(output rows (N, H), h_n, c_n or None)`` for the batch."""
+    lstm = mode == "lstm"
+    n_in = x.shape[1]
+    h, c = h0, c0
+    outs, done_h, done_c = [], [], []
+
+    def start_states(state, init, b):
+        # the states entering a block of batch b: the running ones, then initial ones
+        if state is None:
+            return None if init is None else init[:b]
+        n = state.shape[0]
+        if n > b:
+            return state[:b]
+        if n < b:
+            extra = (init[n:b] if init is not None
+                     else state.new_zeros((b - n,) + tuple(state.shape[1:])))
+            return cat([state, extra])
+        return state
+
+    for row, steps, b in (reversed(segs) if reverse else segs):
+        if not reverse and h is not None and h.shape[0] > b:
+            done_h.append(h[b:])  # the sequences b.. ended at the previous step
+            if lstm:
+                done_c.append(c[b:])
+        h = start_states(h, h0, b)
+        c = start_states(c, c0, b) if lstm else None
+        block = x[row:row + steps * b].reshape(steps, b, n_in)
+        res = recurrent(mode, block, h, c, *weights, reverse)
+        outs.append(res[0].reshape(steps * b, -1))
+        h = res[1]
+        c = res[2] if lstm else None
+    if reverse:
+        outs.reverse()
+        return cat(outs), h, c
+    h_n = cat([h] + done_h[::-1])
+    return cat(outs), h_n, cat([c] + done_c[::-1]) if lstm else None
+
+
+def packed_recurrent(mode: str, x: Tensor, batch_sizes: list, hx, cx, weights: list,
+                     num_layers: int, directions: int, dropout_p: float, training: bool) -> tuple:
+    """``stacked_recurrent`` on the rows ``x`` (N, I) of a packed sequence with ``batch_sizes``
+    (a list); ``hx``/``cx`` are in sorted batch order. Returns ``(output rows, h_n, c_n)``."""
+    lstm = mode == "lstm"
+    segs = _segments(batch_sizes)
+    h_out, c_out = [], []
+    for layer in range(num_layers):
+        outs = []
+        for d in range(directions):
+            idx = layer * directions + d
+            out, h_n, c_n = _packed_direction(mode, x, segs, None if hx is None else hx[idx],
+                                              None if cx is None else cx[idx], weights[idx],
+                                              d == 1)
+            outs.append(out)
+            h_out.append(h_n)
+            if lstm:
+                c_out.append(c_n)
+        x = outs[0] if directions == 1 else cat(outs, 1)
         if dropout_p > 0 and training and layer < num_layers - 1:
             x = dropout(x, dropout_p, True)
     return x, stack(h_out), stack(c_out) if lstm else None
@@ -132,6 +216,10 @@ class RNNBase(Module):
     def _run(self, input: Tensor, hx, cx):
         """Shared forward: returns (output, h_n, c_n or None) in the caller's layout."""
         name = type(self).__name__
+        # imported here: nn.utils builds on nn.modules (parametrize's containers), not back
+        from ..utils.rnn import PackedSequence
+        if isinstance(input, PackedSequence):
+            return self._run_packed(input, hx, cx)
         if not isinstance(input, Tensor):
             raise TypeError(f"{name}: input must be a Tensor, got {type(input).__name__}")
         if input.ndim not in (2, 3):
@@ -171,6 +259,38 @@ class RNNBase(Module):
         if self.batch_first:
             x = x.transpose(0, 1)
         return x, h_n, c_n
+
+    def _run_packed(self, input, hx, cx) -> tuple:
+        """The forward on a packed sequence: a PackedSequence output and, per sequence, the
+        states after its last step, in the caller's batch order."""
+        name = type(self).__name__
+        data, batch_sizes, sorted_indices, unsorted_indices = input
+        if data.ndim != 2:
+            raise RuntimeError(f"{name}: input must have 2 dimensions, got {data.ndim} "
+                               f"(the packed data {describe(data)})")
+        if data.shape[-1] != self.input_size:
+            raise RuntimeError(f"{name}: input.size(-1) must be equal to input_size. Expected "
+                               f"{self.input_size}, got {data.shape[-1]} ({describe(data)})")
+        sizes = [int(b) for b in batch_sizes.tolist()]
+        directions = 2 if self.bidirectional else 1
+        expected = (self.num_layers * directions, sizes[0], self.hidden_size)
+        lstm = self.mode == "lstm"
+        for h, what in ((hx, "hidden[0]" if lstm else "hidden"), (cx, "hidden[1]")):
+            if h is not None:
+                self._check_hidden(h, expected, what)
+        check_dtypes(name, {"input": data, "hx": hx, "cx": cx,
+                            "weight_ih_l0": self.weight_ih_l0})
+        if sorted_indices is not None:  # the states are given in the caller's order
+            hx = None if hx is None else hx.index_select(1, sorted_indices)
+            cx = None if cx is None else cx.index_select(1, sorted_indices)
+        weights = [self._layer_weights(i) for i in range(self.num_layers * directions)]
+        out, h_n, c_n = packed_recurrent(self.mode, data, sizes, hx, cx, weights,
+                                         self.num_layers, directions, self.dropout,
+                                         self.training)
+        if unsorted_indices is not None:
+            h_n = h_n.index_select(1, unsorted_indices)
+            c_n = None if c_n is None else c_n.index_select(1, unsorted_indices)
+        return type(input)(out, batch_sizes, sorted_indices, unsorted_indices), h_n, c_n
 
     def extra_repr(self) -> str:
         s = f"{self.input_size}, {self.hidden_size}"

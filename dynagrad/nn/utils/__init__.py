@@ -1,4 +1,7 @@
-"""Gradient clipping and flat-vector views of parameters (PyTorch's ``nn.utils``).
+"""PyTorch's ``nn.utils``: gradient clipping and flat-vector views of parameters (here), and
+the submodules ``rnn`` (packed sequences), ``parametrize`` / ``parametrizations``, the older
+hook-based ``weight_norm`` / ``spectral_norm``, ``fusion`` (``fuse_*_bn_*``), ``init``
+(``skip_init``) and ``stateless`` (``functional_call``).
 
 Example:
     >>> import dynagrad as dg
@@ -13,20 +16,24 @@ Example:
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Iterable
 
 import numpy as np
 
-from ..autograd.grad_mode import no_grad
-from ..creation import tensor as make_tensor
-from ..errors import describe
-from ..ops.movement import cat
-from ..ops.nn.grad_norm import tensor_norm, vector_norm
-from ..ops.placement import host_array, like
-from ..tensor import Tensor
+from ...autograd.grad_mode import no_grad
+from ...creation import tensor as make_tensor
+from ...errors import describe
+from ...ops.movement import cat
+from ...ops.nn.grad_norm import tensor_norm, vector_norm
+from ...ops.placement import host_array, like
+from ...tensor import Tensor
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm", "clip_grads_with_norm_",
-           "parameters_to_vector", "vector_to_parameters"]
+__all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_",
+           "fuse_conv_bn_eval", "fuse_conv_bn_weights", "fuse_linear_bn_eval",
+           "fuse_linear_bn_weights", "get_total_norm", "parameters_to_vector", "parametrizations",
+           "parametrize", "remove_spectral_norm", "remove_weight_norm", "rnn", "skip_init",
+           "spectral_norm", "stateless", "vector_to_parameters", "weight_norm"]
 
 _TensorOrTensors = Tensor | Iterable[Tensor]
 
@@ -79,6 +86,14 @@ def clip_grad_norm_(parameters: _TensorOrTensors, max_norm: float, norm_type: fl
     return total
 
 
+def clip_grad_norm(parameters: _TensorOrTensors, max_norm: float, norm_type: float = 2.0,
+                   error_if_nonfinite: bool = False, foreach=None) -> Tensor:
+    """Deprecated alias of ``clip_grad_norm_`` (a ``FutureWarning``, as in PyTorch)."""
+    warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of "
+                  "`torch.nn.utils.clip_grad_norm_`.", FutureWarning, stacklevel=2)
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
+
+
 def clip_grad_value_(parameters: _TensorOrTensors, clip_value: float, foreach=None) -> None:
     """Clamp every gradient into ``[-clip_value, clip_value]`` in place."""
     clip_value = float(clip_value)
@@ -112,3 +127,12 @@ def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
         n = p.numel()
         p.data = vec[pointer:pointer + n].view_as(p).data
         pointer += n
+
+# PyTorch's nn.utils namespace: its submodules and their public functions (imported last: the
+# submodules use nothing from this file)
+from . import parametrizations, parametrize, rnn, stateless  # noqa: E402,F401
+from .fusion import (fuse_conv_bn_eval, fuse_conv_bn_weights,  # noqa: E402,F401
+                     fuse_linear_bn_eval, fuse_linear_bn_weights)
+from .init import skip_init  # noqa: E402,F401
+from .spectral_norm import remove_spectral_norm, spectral_norm  # noqa: E402,F401
+from .weight_norm import remove_weight_norm, weight_norm  # noqa: E402,F401
