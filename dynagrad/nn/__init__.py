@@ -16,6 +16,7 @@ from .modules.conv import *  # noqa: F401,F403
 from .modules.dropout import *  # noqa: F401,F403
 from .modules.embedding import *  # noqa: F401,F403
 from .modules.fold import *  # noqa: F401,F403
+from .modules.lazy import *  # noqa: F401,F403
 from .modules.linear import *  # noqa: F401,F403
 from .modules.loss import *  # noqa: F401,F403
 from .modules.norm import *  # noqa: F401,F403
