@@ -10,6 +10,7 @@ Example:
 from . import functional, init, utils  # noqa: F401
 from .module import *  # noqa: F401,F403
 from .modules.activation import *  # noqa: F401,F403
+from .modules.adaptive import *  # noqa: F401,F403
 from .modules.attention import *  # noqa: F401,F403
 from .modules.container import *  # noqa: F401,F403
 from .modules.conv import *  # noqa: F401,F403
