@@ -20,8 +20,9 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
 
     Example:
         >>> import dynagrad as dg, dynagrad.nn.functional as F
-        >>> F.local_response_norm(dg.ones(1, 2, 1), 2, alpha=1.0, beta=1.0).flatten().tolist()
-        [2.0, 1.0]
+        >>> y = F.local_response_norm(dg.ones(1, 2, 1), 2, alpha=1.0, beta=1.0)
+        >>> [round(v, 4) for v in y.flatten().tolist()]    # 1 / (1 + 1/2), 1 / (1 + 2/2)
+        [0.6667, 0.5]
     """
     if input.ndim < 3:
         raise ValueError(f"Expected 3D or higher dimensionality input (got {input.ndim} "

@@ -10,9 +10,9 @@ its cluster's head log-probability plus its log-probability within the cluster.
 Example:
     >>> import dynagrad as dg
     >>> from dynagrad import nn
-    >>> asm = nn.AdaptiveLogSoftmaxWithLoss(8, 10, cutoffs=[4, 7])
-    >>> out, loss = asm(dg.randn(5, 8), dg.tensor([0, 3, 5, 8, 9]))
-    >>> tuple(out.shape), tuple(asm.log_prob(dg.randn(5, 8)).shape)
+    >>> asm = nn.AdaptiveLogSoftmaxWithLoss(16, 10, cutoffs=[4, 7])
+    >>> out, loss = asm(dg.randn(5, 16), dg.tensor([0, 3, 5, 8, 9]))
+    >>> tuple(out.shape), tuple(asm.log_prob(dg.randn(5, 16)).shape)
     ((5,), (5, 10))
 """
 from __future__ import annotations
