@@ -5,6 +5,8 @@ statistics are ``UninitializedParameter`` / ``UninitializedBuffer`` placeholders
 materialises them with the shapes and the initialisation of the plain module, which the lazy
 module then becomes (``type(m) is nn.Linear`` after ``nn.LazyLinear(4)(x)``), as in PyTorch.
 ``load_state_dict`` on a lazy module materialises its placeholders with the stored shapes.
+Unlike PyTorch's, a placeholder is an ordinary empty tensor (shape ``(0,)``) until then: using it
+in an op before the first call is not trapped with a dedicated error.
 
 Example:
     >>> import dynagrad as dg
