@@ -21,12 +21,12 @@ from ..autograd.grad_mode import no_grad
 from ..creation import empty
 from ..errors import describe
 from ..ops.placement import host_array
-from ..random import Generator
+from ..random import Generator, randperm
 from ..tensor import Tensor, _wrap
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_",
            "eye_", "dirac_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_",
-           "kaiming_normal_", "orthogonal_"]
+           "kaiming_normal_", "orthogonal_", "sparse_"]
 
 _LINEAR_FNS = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
                "conv_transpose3d", "sigmoid")
@@ -283,3 +283,28 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Generator | None =
     values = np.ascontiguousarray(q.reshape(tuple(tensor.shape)) * gain, dtype=tensor.dtype.np)
     with no_grad():
         return tensor.copy_(_wrap(values, tensor.dtype))
+
+
+def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01,
+            generator: Generator | None = None) -> Tensor:
+    """A sparse 2-D matrix (Martens, 2010): N(0, std^2) values with ``ceil(sparsity * rows)``
+    zeros in every column, at rows drawn at random per column.
+
+    Example:
+        >>> import dynagrad as dg
+        >>> from dynagrad import nn
+        >>> w = nn.init.sparse_(dg.empty(4, 3), sparsity=0.5)
+        >>> (w == 0).sum(0).tolist()
+        [2, 2, 2]
+    """
+    _check_tensor(tensor, "sparse_")
+    if tensor.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tensor.shape
+    num_zeros = math.ceil(sparsity * rows)
+    with no_grad():
+        tensor.normal_(0.0, std, generator=generator)
+        for col in range(cols):
+            zero_rows = randperm(rows, generator=generator, device=tensor.device)[:num_zeros]
+            tensor[zero_rows, col] = 0
+    return tensor

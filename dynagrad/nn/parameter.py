@@ -16,7 +16,7 @@ from __future__ import annotations
 from ..creation import empty
 from ..tensor import TENSOR_TYPES, Tensor, _rebuild
 
-__all__ = ["Parameter", "Buffer"]
+__all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer"]
 
 
 class Parameter(Tensor):
@@ -79,3 +79,60 @@ class Buffer(Tensor, metaclass=_BufferMeta):
         t._is_buffer = True
         t._buffer_persistent = persistent
         return t
+
+
+class _Uninitialized:
+    """What the placeholders of the lazy modules share: no shape until ``materialize``."""
+
+    cls_to_become: type = Tensor
+
+    def materialize(self, shape, device=None, dtype=None) -> None:
+        """Give the placeholder uninitialised storage of ``shape`` (on ``device``, of ``dtype``:
+        its own by default) and turn it into a ``cls_to_become``."""
+        data = empty(tuple(shape) if not isinstance(shape, int) else (shape,),
+                     dtype=dtype or self.dtype, device=device or self.device)
+        self._data, self.dtype, self._vc = data._data, data.dtype, data._vc
+        self.__class__ = self.cls_to_become
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}>"
+
+    __str__ = __repr__
+
+
+class UninitializedParameter(_Uninitialized, Parameter):
+    """A parameter whose shape is not known yet (the weights of the ``Lazy*`` modules before
+    their first call); ``materialize(shape)`` makes it a ``Parameter``.
+
+    Example:
+        >>> from dynagrad import nn
+        >>> p = nn.UninitializedParameter()
+        >>> p.materialize((2, 3)); type(p).__name__, tuple(p.shape)
+        ('Parameter', (2, 3))
+    """
+
+    cls_to_become = Parameter
+
+    def __init__(self, requires_grad: bool = True, device=None, dtype=None) -> None:
+        super().__init__(empty(0, dtype=dtype, device=device), requires_grad)
+
+    def __deepcopy__(self, memo):
+        if id(self) not in memo:
+            memo[id(self)] = UninitializedParameter(self._requires_grad, self.device, self.dtype)
+        return memo[id(self)]
+
+
+class UninitializedBuffer(_Uninitialized, Tensor):
+    """A buffer whose shape is not known yet (running statistics of the lazy norm layers);
+    ``materialize(shape)`` makes it a plain tensor."""
+
+    def __init__(self, requires_grad: bool = False, device=None, dtype=None) -> None:
+        data = empty(0, dtype=dtype, device=device)
+        self._data, self.dtype, self._vc = data._data, data.dtype, data._vc
+        if requires_grad:
+            self.requires_grad = True
+
+    def __deepcopy__(self, memo):
+        if id(self) not in memo:
+            memo[id(self)] = UninitializedBuffer(self._requires_grad, self.device, self.dtype)
+        return memo[id(self)]

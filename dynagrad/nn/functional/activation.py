@@ -29,7 +29,7 @@ __all__ = ["relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "prelu", "elu"
            "selu_", "celu", "celu_", "gelu", "silu", "mish", "sigmoid", "tanh", "hardtanh",
            "hardtanh_", "rrelu", "rrelu_", "hardsigmoid", "hardswish", "softplus", "softsign",
            "softshrink", "hardshrink", "tanhshrink", "threshold", "threshold_", "logsigmoid",
-           "softmax", "log_softmax", "softmin", "glu"]
+           "softmax", "log_softmax", "softmin", "glu", "gumbel_softmax"]
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
@@ -116,3 +116,30 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=N
     if dim is None:
         dim = softmax_dim("softmin", x.ndim)
     return softmax(-x, dim)
+
+
+def gumbel_softmax(logits: Tensor, tau: float = 1.0, hard: bool = False, eps: float = 1e-10,
+                   dim: int = -1) -> Tensor:
+    """A sample of the Gumbel-softmax (concrete) distribution over ``dim``:
+    ``softmax((logits + g) / tau)`` with ``g = -log(E)``, ``E ~ Exponential(1)`` i.i.d. With
+    ``hard=True`` the result is the one-hot of its argmax in the forward pass, and the soft
+    sample's gradient in the backward pass (straight-through). ``eps`` is unused (PyTorch keeps
+    it for compatibility).
+
+    Example:
+        >>> import dynagrad as dg, dynagrad.nn.functional as F
+        >>> y = F.gumbel_softmax(dg.zeros(2, 5), tau=0.5, hard=True)
+        >>> y.sum(-1).tolist()
+        [1.0, 1.0]
+    """
+    x = as_tensor_arg(logits, "gumbel_softmax")
+    # E = -log(U) for U uniform on (0, 1]: 1 - rand lies there, so E is finite
+    exp1 = -(1.0 - rand(*x.shape, dtype=x.dtype, device=x.device)).log()
+    y = softmax((x - exp1.log()) / tau, dim)
+    if not hard:
+        return y
+    one_hot = (y == y.detach().amax(dim, keepdim=True)).to(y.dtype)
+    # a tie keeps only its first position, as argmax does
+    first = one_hot.cumsum(dim) == 1
+    y_hard = where(first & (one_hot > 0), 1.0, 0.0).to(y.dtype)
+    return y_hard - y.detach() + y

@@ -16,11 +16,12 @@ from ...autograd import grad_mode
 from ..functional import activation as F
 from ..module import Module
 from ..parameter import Parameter
+from ...tensor import Tensor
 
 __all__ = ["ReLU", "ReLU6", "LeakyReLU", "PReLU", "RReLU", "ELU", "SELU", "CELU", "GELU", "SiLU",
            "Mish", "Sigmoid", "Tanh", "Hardtanh", "Hardsigmoid", "Hardswish", "Softplus",
            "Softsign", "Softshrink", "Hardshrink", "Tanhshrink", "Threshold", "LogSigmoid",
-           "Softmax", "LogSoftmax", "Softmin", "GLU"]
+           "Softmax", "LogSoftmax", "Softmin", "GLU", "Softmax2d"]
 
 
 class _Inplace(Module):
@@ -284,3 +285,20 @@ class GLU(Module):
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
+
+
+class Softmax2d(Module):
+    """Softmax over the channels (dim ``-3``) of a ``(N, C, H, W)`` or ``(C, H, W)`` input.
+
+    Example:
+        >>> import dynagrad as dg
+        >>> from dynagrad import nn
+        >>> nn.Softmax2d()(dg.zeros(1, 2, 1, 1)).flatten().tolist()
+        [0.5, 0.5]
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        if input.ndim not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.ndim}D "
+                             f"instead")
+        return F.softmax(input, -3)

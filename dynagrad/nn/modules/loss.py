@@ -16,7 +16,8 @@ __all__ = ["L1Loss", "MSELoss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWi
            "HuberLoss", "SmoothL1Loss", "KLDivLoss", "PoissonNLLLoss", "GaussianNLLLoss",
            "MarginRankingLoss", "HingeEmbeddingLoss", "SoftMarginLoss",
            "MultiLabelSoftMarginLoss", "MultiMarginLoss", "CosineEmbeddingLoss",
-           "TripletMarginLoss", "CTCLoss", "PairwiseDistance", "CosineSimilarity"]
+           "TripletMarginLoss", "CTCLoss", "PairwiseDistance", "CosineSimilarity",
+           "MultiLabelMarginLoss", "TripletMarginWithDistanceLoss"]
 
 
 class _Loss(Module):
@@ -232,3 +233,37 @@ class CosineSimilarity(Module):
 
     def forward(self, x1, x2):
         return F.cosine_similarity(x1, x2, self.dim, self.eps)
+
+
+class MultiLabelMarginLoss(_Loss):
+    """Multi-class multi-label hinge loss; see ``F.multilabel_margin_loss``.
+
+    Example:
+        >>> import dynagrad as dg
+        >>> from dynagrad import nn
+        >>> nn.MultiLabelMarginLoss()(dg.tensor([[0.1, 0.2, 0.4, 0.8]]), dg.tensor([[3, 0, -1, 1]]))
+        tensor(0.8500)
+    """
+
+    def forward(self, input, target):
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    """``max(d(a, p) - d(a, n) + margin, 0)`` with a custom distance (``PairwiseDistance()`` by
+    default); see ``F.triplet_margin_with_distance_loss``."""
+
+    def __init__(self, *, distance_function=None, margin: float = 1.0, swap: bool = False,
+                 reduction: str = "mean") -> None:
+        super().__init__(reduction=reduction)
+        if margin <= 0:
+            raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater "
+                             f"than 0, got {margin} instead")
+        self.distance_function = (distance_function if distance_function is not None
+                                  else PairwiseDistance())
+        self.margin, self.swap = margin, swap
+
+    def forward(self, anchor, positive, negative):
+        return F.triplet_margin_with_distance_loss(
+            anchor, positive, negative, distance_function=self.distance_function,
+            margin=self.margin, swap=self.swap, reduction=self.reduction)

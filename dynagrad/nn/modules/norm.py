@@ -1,5 +1,5 @@
 """Normalisation layers: ``BatchNorm1d BatchNorm2d BatchNorm3d LayerNorm GroupNorm InstanceNorm1d
-InstanceNorm2d RMSNorm``, with PyTorch's parameters, buffers, defaults and reprs.
+InstanceNorm2d InstanceNorm3d RMSNorm LocalResponseNorm``, with PyTorch's parameters, buffers, defaults and reprs.
 
 Example:
     >>> import dynagrad as dg
@@ -22,7 +22,7 @@ from ..module import Module
 from ..parameter import Parameter
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm",
-           "InstanceNorm1d", "InstanceNorm2d", "RMSNorm"]
+           "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "RMSNorm", "LocalResponseNorm"]
 
 
 def _register_affine(module: Module, shape, affine: bool, bias: bool, dtype,
@@ -204,6 +204,33 @@ class InstanceNorm2d(_InstanceNorm):
         True
     """
     _spatial = 2
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Instance norm over ``(N, C, D, H, W)`` or unbatched ``(C, D, H, W)`` inputs."""
+    _spatial = 3
+
+
+class LocalResponseNorm(Module):
+    """Normalise each channel by the mean square of its ``size`` neighbouring channels; see
+    ``F.local_response_norm``.
+
+    Example:
+        >>> import dynagrad as dg
+        >>> from dynagrad import nn
+        >>> nn.LocalResponseNorm(2)
+        LocalResponseNorm(2, alpha=0.0001, beta=0.75, k=1.0)
+    """
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
 
 
 class LayerNorm(Module):

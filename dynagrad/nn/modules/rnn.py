@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import numbers
 import warnings
+from functools import partial
 
 from ... import creation
 from ...autograd.grad_mode import no_grad
@@ -52,8 +53,9 @@ def stacked_recurrent(mode: str, x: Tensor, hx, cx, weights: list, num_layers: i
         outs = []
         for d in range(directions):
             idx = layer * directions + d
-            res = recurrent(mode, x, None if hx is None else hx[idx],
-                            None if cx is None else cx[idx], *weights[idx], d == 1)
+            run = projected_lstm if len(weights[idx]) == 5 else partial(recurrent, mode)
+            res = run(x, None if hx is None else hx[idx], None if cx is None else cx[idx],
+                      *weights[idx], d == 1)
             outs.append(res[0])
             h_out.append(res[1])
             if lstm:
@@ -146,6 +148,29 @@ def packed_recurrent(mode: str, x: Tensor, batch_sizes: list, hx, cx, weights: l
     return x, stack(h_out), stack(c_out) if lstm else None
 
 
+def projected_lstm(x: Tensor, h0, c0, w_ih: Tensor, w_hh: Tensor, b_ih, b_hh, w_hr: Tensor,
+                   reverse: bool) -> tuple:
+    """One direction of an LSTM layer with a projection (``proj_size > 0``) on a time-major
+    ``(T, B, I)`` input, composed of ops step by step: ``c' = f * c + i * g`` and
+    ``h' = (o * tanh(c')) @ w_hr.T``, so the hidden state and the output have ``proj_size``
+    features while the cell keeps ``hidden_size``. Returns ``(output (T, B, P), h_n, c_n)``."""
+    steps, batch = x.shape[0], x.shape[1]
+    hidden, proj = w_hr.shape[1], w_hr.shape[0]
+    h = h0 if h0 is not None else creation.zeros(batch, proj, dtype=x.dtype, device=x.device)
+    c = c0 if c0 is not None else creation.zeros(batch, hidden, dtype=x.dtype, device=x.device)
+    # the input part of every gate for every step at once
+    xg = x.matmul(w_ih.t()) + (b_ih if b_ih is not None else 0.0)
+    if b_hh is not None:
+        xg = xg + b_hh
+    outs = [None] * steps
+    for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
+        i, f, g, o = (xg[t] + h.matmul(w_hh.t())).chunk(4, 1)
+        c = f.sigmoid() * c + i.sigmoid() * g.tanh()
+        h = (o.sigmoid() * c.tanh()).matmul(w_hr.t())
+        outs[t] = h
+    return stack(outs), h, c
+
+
 class RNNBase(Module):
     """Shared machinery of ``RNN``, ``LSTM`` and ``GRU`` (``mode``: ``"rnn_tanh" "rnn_relu"
     "lstm" "gru"``)."""
@@ -168,8 +193,13 @@ class RNNBase(Module):
                                                                      else 0):
                 raise ValueError(f"{type(self).__name__}: {name} must be a positive integer "
                                  f"(got {v!r})")
-        if proj_size:
-            raise NotImplementedError(f"{type(self).__name__}: proj_size is not supported")
+        if not isinstance(proj_size, int) or isinstance(proj_size, bool) or proj_size < 0:
+            raise ValueError("proj_size should be a positive integer or zero to disable "
+                             "projections")
+        if proj_size >= hidden_size:
+            raise ValueError("proj_size has to be smaller than hidden_size")
+        if proj_size and mode != "lstm":
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
         self.mode = mode
         self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
         self.bias, self.batch_first, self.dropout = bias, batch_first, float(dropout)
@@ -177,14 +207,18 @@ class RNNBase(Module):
         gate_size = GATES[mode] * hidden_size
         directions = 2 if bidirectional else 1
         self._flat_weights_names = []
+        # with a projection the hidden state (and each layer's output) has proj_size features
+        state_size = proj_size or hidden_size
         for layer in range(num_layers):
-            layer_in = input_size if layer == 0 else hidden_size * directions
+            layer_in = input_size if layer == 0 else state_size * directions
             for d in range(directions):
                 sfx = f"_l{layer}" + ("_reverse" if d == 1 else "")
                 shapes = [("weight_ih", (gate_size, layer_in)),
-                          ("weight_hh", (gate_size, hidden_size))]
+                          ("weight_hh", (gate_size, state_size))]
                 if bias:
                     shapes += [("bias_ih", (gate_size,)), ("bias_hh", (gate_size,))]
+                if proj_size:
+                    shapes.append(("weight_hr", (proj_size, hidden_size)))
                 for base, shape in shapes:
                     setattr(self, base + sfx,
                             Parameter(creation.empty(shape, dtype=dtype, device=device)))
@@ -204,9 +238,11 @@ class RNNBase(Module):
 
     def _layer_weights(self, index: int) -> tuple:
         """(w_ih, w_hh, b_ih, b_hh) of layer-direction ``index`` (biases None without bias)."""
-        per = 4 if self.bias else 2
+        per = (4 if self.bias else 2) + (1 if self.proj_size else 0)
         ws = [getattr(self, n) for n in self._flat_weights_names[index * per:(index + 1) * per]]
-        return tuple(ws) if self.bias else (ws[0], ws[1], None, None)
+        if not self.bias:
+            ws[2:2] = [None, None]
+        return tuple(ws)
 
     def _check_hidden(self, h: Tensor, expected: tuple, what: str) -> None:
         if tuple(h.shape) != expected:
@@ -242,8 +278,11 @@ class RNNBase(Module):
         elif self.batch_first:
             input = input.transpose(0, 1)
         directions = 2 if self.bidirectional else 1
-        expected = (self.num_layers * directions, input.shape[1], self.hidden_size)
+        cell_expected = (self.num_layers * directions, input.shape[1], self.hidden_size)
         for h, what in ((hx, state_names[0]), (cx, state_names[1])):
+            expected = cell_expected
+            if what == state_names[0] and self.proj_size:
+                expected = cell_expected[:2] + (self.proj_size,)
             if h is not None:
                 if h.ndim != 3:
                     raise RuntimeError(f"{name}: For batched 3-D input, {what} should also be "
@@ -294,6 +333,8 @@ class RNNBase(Module):
 
     def extra_repr(self) -> str:
         s = f"{self.input_size}, {self.hidden_size}"
+        if self.proj_size != 0:
+            s += f", proj_size={self.proj_size}"
         if self.num_layers != 1:
             s += f", num_layers={self.num_layers}"
         if self.bias is not True:

@@ -1,5 +1,6 @@
-"""Transformer blocks as PyTorch's: ``TransformerEncoderLayer``, ``TransformerEncoder``,
-``TransformerDecoderLayer``, ``TransformerDecoder`` (same submodule names, so state_dicts match).
+"""Transformer blocks as PyTorch's: ``Transformer`` (encoder-decoder), ``TransformerEncoderLayer``,
+``TransformerEncoder``, ``TransformerDecoderLayer``, ``TransformerDecoder`` (same submodule names,
+so state_dicts match).
 
 Example:
     >>> import dynagrad as dg
@@ -16,6 +17,7 @@ from typing import Callable
 
 from ... import creation
 from ...tensor import Tensor
+from .. import init
 from ..functional.activation import gelu, relu
 from ..module import Module
 from .attention import MultiheadAttention
@@ -24,8 +26,8 @@ from .dropout import Dropout
 from .linear import Linear
 from .norm import LayerNorm
 
-__all__ = ["TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer",
-           "TransformerDecoder", "generate_square_subsequent_mask"]
+__all__ = ["Transformer", "TransformerEncoderLayer", "TransformerEncoder",
+           "TransformerDecoderLayer", "TransformerDecoder", "generate_square_subsequent_mask"]
 
 
 def generate_square_subsequent_mask(sz: int, device=None, dtype=None) -> Tensor:
@@ -189,3 +191,89 @@ class TransformerDecoder(Module):
                       memory_key_padding_mask=memory_key_padding_mask,
                       tgt_is_causal=bool(tgt_is_causal), memory_is_causal=memory_is_causal)
         return x if self.norm is None else self.norm(x)
+
+
+class Transformer(Module):
+    """The encoder-decoder Transformer of "Attention Is All You Need": ``encoder`` (a
+    ``TransformerEncoder`` of ``num_encoder_layers`` layers and a final ``LayerNorm``) reads
+    ``src``; ``decoder`` (``num_decoder_layers`` layers and a final ``LayerNorm``) reads ``tgt``
+    and the encoder's output. ``custom_encoder`` / ``custom_decoder`` replace either. Every
+    parameter with more than one dim starts Xavier-uniform, as in PyTorch; the parameter names
+    are PyTorch's, so a torch state_dict loads.
+
+    ``forward(src, tgt, src_mask=None, tgt_mask=None, memory_mask=None,
+    src_key_padding_mask=None, tgt_key_padding_mask=None, memory_key_padding_mask=None,
+    src_is_causal=None, tgt_is_causal=None, memory_is_causal=False)``; shapes ``(S, N, E)`` and
+    ``(T, N, E)`` (``(N, S, E)`` with ``batch_first``) or unbatched ``(S, E)``.
+
+    Example:
+        >>> import dynagrad as dg
+        >>> from dynagrad import nn
+        >>> model = nn.Transformer(d_model=16, nhead=4, num_encoder_layers=1,
+        ...                        num_decoder_layers=1, dim_feedforward=32, batch_first=True)
+        >>> tgt = dg.randn(2, 5, 16)
+        >>> mask = nn.Transformer.generate_square_subsequent_mask(5)
+        >>> model(dg.randn(2, 7, 16), tgt, tgt_mask=mask).shape
+        dynagrad.Size([2, 5, 16])
+    """
+
+    def __init__(self, d_model: int = 512, nhead: int = 8, num_encoder_layers: int = 6,
+                 num_decoder_layers: int = 6, dim_feedforward: int = 2048, dropout: float = 0.1,
+                 activation=relu, custom_encoder: Module | None = None,
+                 custom_decoder: Module | None = None, layer_norm_eps: float = 1e-5,
+                 batch_first: bool = False, norm_first: bool = False, bias: bool = True,
+                 device=None, dtype=None) -> None:
+        super().__init__()
+        kw = {"device": device, "dtype": dtype}
+        layer_kw = {"dim_feedforward": dim_feedforward, "dropout": dropout,
+                    "activation": activation, "layer_norm_eps": layer_norm_eps,
+                    "batch_first": batch_first, "norm_first": norm_first, "bias": bias, **kw}
+        if custom_encoder is not None:
+            self.encoder = custom_encoder
+        else:
+            self.encoder = TransformerEncoder(
+                TransformerEncoderLayer(d_model, nhead, **layer_kw), num_encoder_layers,
+                LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw))
+        if custom_decoder is not None:
+            self.decoder = custom_decoder
+        else:
+            self.decoder = TransformerDecoder(
+                TransformerDecoderLayer(d_model, nhead, **layer_kw), num_decoder_layers,
+                LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw))
+        self._reset_parameters()
+        self.d_model = d_model
+        self.nhead = nhead
+        self.batch_first = batch_first
+
+    def _reset_parameters(self) -> None:
+        for p in self.parameters():
+            if p.ndim > 1:
+                init.xavier_uniform_(p)
+
+    @staticmethod
+    def generate_square_subsequent_mask(sz: int, device=None, dtype=None) -> Tensor:
+        """A float ``(sz, sz)`` causal mask: 0 on and below the diagonal, -inf above.
+
+        Example:
+            >>> Transformer.generate_square_subsequent_mask(2).tolist()
+            [[0.0, -inf], [0.0, 0.0]]
+        """
+        return generate_square_subsequent_mask(sz, device=device, dtype=dtype)
+
+    def forward(self, src: Tensor, tgt: Tensor, src_mask: Tensor | None = None,
+                tgt_mask: Tensor | None = None, memory_mask: Tensor | None = None,
+                src_key_padding_mask: Tensor | None = None,
+                tgt_key_padding_mask: Tensor | None = None,
+                memory_key_padding_mask: Tensor | None = None, src_is_causal: bool | None = None,
+                tgt_is_causal: bool | None = None, memory_is_causal: bool = False) -> Tensor:
+        batch_dim = 0 if self.batch_first else 1
+        if src.ndim == 3 and src.shape[batch_dim] != tgt.shape[batch_dim]:
+            raise RuntimeError("the batch number of src and tgt must be equal")
+        if src.shape[-1] != self.d_model or tgt.shape[-1] != self.d_model:
+            raise RuntimeError("the feature number of src and tgt must be equal to d_model")
+        memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask,
+                              is_causal=src_is_causal)
+        return self.decoder(tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+                            tgt_key_padding_mask=tgt_key_padding_mask,
+                            memory_key_padding_mask=memory_key_padding_mask,
+                            tgt_is_causal=tgt_is_causal, memory_is_causal=memory_is_causal)

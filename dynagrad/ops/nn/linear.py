@@ -13,6 +13,8 @@ Example:
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ...autograd import grad_mode
@@ -35,21 +37,22 @@ class _LinearBackward(Node):
     def backward(self, g):
         x, w = self.saved_tensors
         n_in, n_out = w.shape[1], w.shape[0]
+        rows = math.prod(tuple(x.shape)[:-1])   # not -1: ambiguous when a size is 0
         want_x, want_w, want_b = (e is not None for e in self.next_functions)
         if grad_mode.GRAD_ENABLED[0]:  # create_graph: the same formulas with dynagrad ops
-            g2 = g.reshape(-1, n_out)
+            g2 = g.reshape(rows, n_out)
             gx = matmul(g2, w).reshape(tuple(x.shape)) if want_x else None
-            gw = matmul(g2.mT, x.reshape(-1, n_in)) if want_w else None
+            gw = matmul(g2.mT, x.reshape(rows, n_in)) if want_w else None
             gb = g2.sum(0) if want_b else None
             return gx, gw, gb
         dt = g.dtype
-        gd = g._data.reshape(-1, n_out)
+        gd = g._data.reshape(rows, n_out)
         gx = gw = None
         if want_x:
             gx = matmul_2d(gd, w._data, out=_product_out(gd.shape[0], n_in, gd.dtype))
             gx = _wrap(gx.reshape(x._data.shape), dt)
         if want_w:
-            x2 = x._data.reshape(-1, n_in)
+            x2 = x._data.reshape(rows, n_in)
             gw = _wrap(matmul_2d(gd.T, x2, out=_product_out(n_out, n_in, gd.dtype)), dt)
         gb = _wrap(column_sums(gd), dt) if want_b else None
         return gx, gw, gb
@@ -112,7 +115,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         return out if bias is None else out + bias
     n_out, n_in = weight.shape
     xd = input._data
-    x2 = xd.reshape(-1, n_in)
+    x2 = xd.reshape(math.prod(xd.shape[:-1]), n_in)  # -1 is ambiguous when n_in == 0
     res = matmul_2d(x2, weight._data.T, out=_product_out(x2.shape[0], n_out, x2.dtype))
     if bias is not None:  # the GEMM result is fresh: add in place, no temporary
         cpu.add_rows(res, bias._data)
