@@ -1,5 +1,6 @@
-"""Reverse-mode autodiff: the engine, grad modes, custom Functions and gradient checks."""
-from . import grad_mode  # noqa: F401
+"""Reverse-mode autodiff: the engine, grad modes, custom Functions, gradient checks and the
+functional transforms (``autograd.functional``)."""
+from . import functional, grad_mode  # noqa: F401
 from .engine import backward, grad
 from .function import Function, FunctionCtx, Node
 from .grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
