@@ -146,6 +146,9 @@ def _stack_outputs(results: list, out_dims, func):
     first = results[0]
     if isinstance(first, Tensor):
         return _stack_one(results, out_dims, func)
+    if isinstance(first, dict):
+        dims = out_dims if isinstance(out_dims, dict) else dict.fromkeys(first, out_dims)
+        return {k: _stack_outputs([r[k] for r in results], dims[k], func) for k in first}
     if isinstance(first, (tuple, list)):
         dims = out_dims if isinstance(out_dims, (tuple, list)) else [out_dims] * len(first)
         if len(dims) != len(first):

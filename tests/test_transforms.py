@@ -381,3 +381,18 @@ def test_rearrange_stacks_a_list_and_rejects_bad_patterns():
         dg.func.rearrange(dg.zeros(2, 3), "a b -> a c")
     with pytest.raises(ValueError):
         dg.func.rearrange(dg.zeros(2, 3), "a b c -> a b c")
+
+
+def test_per_sample_gradients_vmap_of_grad_over_functional_call():
+    w, b = RNG.standard_normal((2, 3)), RNG.standard_normal(2)
+    xs, ys = RNG.standard_normal((4, 3)), RNG.standard_normal((4, 2))
+
+    def run(lib, fn):
+        model = lib.nn.Linear(3, 2, dtype=lib.float64)
+        params = {"weight": lib.tensor(w), "bias": lib.tensor(b)}
+
+        def loss(p, x, y):
+            return ((fn.functional_call(model, p, (x,)) - y) ** 2).sum()
+        return fn.vmap(fn.grad(loss), in_dims=(None, 0, 0))(params, lib.tensor(xs),
+                                                            lib.tensor(ys))
+    same(run(dg, dg.func), run(torch, torch.func))

@@ -28,10 +28,10 @@ call can be intercepted and its saved output substituted during recompute.
 Example:
     >>> import dynagrad as dg
     >>> from dynagrad.utils.checkpoint import checkpoint
-    >>> x = dg.tensor([1.0, 2.0], requires_grad=True)
-    >>> checkpoint(lambda t: (t.sin() * t).sum(), x, use_reentrant=False).backward()
-    >>> x.grad.allclose(x.cos() * x + x.sin())
-    True
+    >>> x = dg.tensor([0.0, 1.0], requires_grad=True)
+    >>> checkpoint(lambda t: (t * t).sum(), x, use_reentrant=False).backward()
+    >>> x.grad
+    tensor([0., 2.])
 """
 from __future__ import annotations
 
