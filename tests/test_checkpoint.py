@@ -66,8 +66,8 @@ def test_gradients_match_torch(use_reentrant):
 def held_and_peak(run):
     """Bytes traced after the forward pass and the peak over forward and backward."""
     dg.manual_seed(0)
-    weights = [(dg.randn(64, 64, dtype=dg.float64) * 0.1).requires_grad_() for _ in range(6)]
-    x = dg.randn(256, 64, dtype=dg.float64, requires_grad=True)
+    weights = [(dg.randn(64, 64, dtype=dg.float64) * 0.1).requires_grad_() for _ in range(4)]
+    x = dg.randn(128, 64, dtype=dg.float64, requires_grad=True)
     tracemalloc.start()
     try:
         h = x
@@ -81,7 +81,7 @@ def held_and_peak(run):
     return held, peak, [w.grad.numpy() for w in weights]
 
 
-def block(h, w):  # four 128 KiB activations per segment
+def block(h, w):  # four 64 KiB activations per segment
     for _ in range(4):
         h = (h @ w).tanh()
     return h
