@@ -436,8 +436,8 @@ class _Linearized:
             self.out_leaves, self.rebuild = _flatten(out)
             for o in self.out_leaves:
                 if not isinstance(o, Tensor):
-                    raise RuntimeError(f"{name}(f, ...): Expected f(*primals) to return only "
-                                       f"tensors, got unsupported type {type(o)}")
+                    raise RuntimeError(f"{name}(f, primals, tangents): expected f(*args) to "
+                                       f"return only tensors, got unsupported type {type(o)}")
             # u: a dummy cotangent per output; g = J^T u is linear in u, and d(g . v)/du = J v
             self.dummies = [o.new_zeros(tuple(o.shape)).requires_grad_(True)
                             for o in self.out_leaves]
@@ -460,17 +460,19 @@ class _Linearized:
 
 def jvp(func: Callable, primals, tangents, *, strict: bool = False, has_aux: bool = False):
     """``(func(*primals), J tangents)`` (and ``aux``): the Jacobian-vector product, by the
-    double-vjp trick. ``primals`` is a tuple; ``tangents`` has its structure and shapes.
+    double-vjp trick. ``primals`` is a tuple; ``tangents`` has its structure and shapes. An
+    output independent of the inputs gets a zero tangent, or an error with ``strict``.
 
     Example:
         >>> import dynagrad as dg
         >>> dg.func.jvp(lambda x: x ** 2, (dg.tensor([1.0, 3.0]),), (dg.ones(2),))[1]
         tensor([2., 6.])
     """
-    if strict:
-        raise RuntimeError("jvp(f, primals, tangents): strict=True is not supported.")
     _check_tangents(primals, tangents)
     lin = _Linearized(func, primals, has_aux, "jvp")
+    if strict and any(not o.requires_grad for o in lin.out_leaves):
+        raise RuntimeError("jvp(f, primals, tangents, strict=True): The output of f is "
+                           "independent of the inputs. This is not allowed with strict=True.")
     result = (_keep(lin.out, lin.record), lin.push(_flatten(tangents)[0]))
     return (*result, _keep(lin.aux, lin.record)) if has_aux else result
 

@@ -227,6 +227,8 @@ def test_vjp_jvp_linearize_match_torch():
          fn_t((torch.tensor(A[::-1].copy()[:2]), torch.ones(3, dtype=torch.float64))))
     same(dg.func.jvp(two_out, D(A, B), D(A, B)), torch.func.jvp(two_out, T(A, B), T(A, B)))
     aux = lambda t: (t.exp(), t.sum())
+    same(dg.func.jvp(lambda t: dg.ones(2, dtype=dg.float64), (x,), (x,)),
+         torch.func.jvp(lambda t: torch.ones(2, dtype=torch.float64), (xt,), (xt,)))
     same(dg.func.jvp(aux, (x,), (x,), has_aux=True),
          torch.func.jvp(aux, (xt,), (xt,), has_aux=True))
     out, jfn = dg.func.linearize(smooth, x)
@@ -258,6 +260,10 @@ def test_func_errors_match_torch():
          "the given forward gradient is of size \\[2\\]")),
         (lambda: dg.func.vjp(lambda t: (t, t), x)[1]((x,)), ("Expected pytree structure of "
          "cotangents to be the same")),
+        (lambda: dg.func.jvp(lambda t: dg.ones(2), (x,), (x,), strict=True),
+         "The output of f is independent of the inputs"),
+        (lambda: dg.func.jvp(lambda t: 3, (x,), (x,)), ("expected f\\(\\*args\\) to return only "
+         "tensors")),
         (lambda: dg.func.functionalize(lambda t: t, remove="x"), ("received invalid argument for "
          "remove=x")),
     ]
