@@ -66,7 +66,7 @@ def test_gradients_match_torch(use_reentrant):
 def held_and_peak(run):
     """Bytes traced after the forward pass and the peak over forward and backward."""
     dg.manual_seed(0)
-    weights = [(dg.randn(64, 64, dtype=dg.float64) * 0.1).requires_grad_() for _ in range(4)]
+    weights = [(dg.randn(64, 64, dtype=dg.float64) * 0.1).requires_grad_() for _ in range(8)]
     x = dg.randn(128, 64, dtype=dg.float64, requires_grad=True)
     tracemalloc.start()
     try:
@@ -94,10 +94,11 @@ def test_less_memory_is_held(use_reentrant):
         lambda h, w: cp.checkpoint(block, h, w, use_reentrant=use_reentrant))
     for a, b in zip(grads, c_grads):
         np.testing.assert_allclose(a, b, rtol=1e-10)
-    # measured: the activations of each segment are gone after the forward pass (about 4x
-    # fewer bytes held) and the peak over forward + backward falls by about half
+    # measured (8 segments): the activations of each segment are gone after the forward pass
+    # (about 4x fewer bytes held) and the peak over forward + backward is 0.44x (reentrant) to
+    # 0.55x (non-reentrant: the recomputed segment is kept until its nested backward ends)
     assert c_held < 0.5 * held, (c_held, held)
-    assert c_peak < 0.75 * peak, (c_peak, peak)
+    assert c_peak < 0.7 * peak, (c_peak, peak)
 
 
 def test_non_reentrant_supports_autograd_grad_and_kwargs():
@@ -116,6 +117,19 @@ def test_non_reentrant_supports_autograd_grad_and_kwargs():
                             create_graph=True)
     (gg,) = dg.autograd.grad(g.sum(), y)
     np.testing.assert_allclose(gg.numpy(), 6 * y.detach().numpy())
+
+
+def test_non_reentrant_closure_over_a_non_leaf_tensor():
+    def run(use_checkpoint):
+        a = dg.tensor([0.5, -1.0, 2.0], dtype=dg.float64, requires_grad=True)
+        x = dg.tensor([1.0, 2.0, 3.0], dtype=dg.float64, requires_grad=True)
+        h = a.exp()  # non-leaf, read by the segment through its closure and used outside it
+        seg = lambda t: (t * h).sin()
+        y = cp.checkpoint(seg, x, use_reentrant=False) if use_checkpoint else seg(x)
+        (y.sum() + (h * h).sum()).backward()
+        return a.grad.numpy(), x.grad.numpy()
+    for got, want in zip(run(True), run(False)):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
 def test_reentrant_rules_match_torch():

@@ -17,7 +17,9 @@ pass without keeping its intermediate tensors, and run it again during backward 
   recomputed outputs' shapes, dtypes and devices with the first run's (``CheckpointError``).
 
 Either way the activations inside the segment are freed when it returns: only its inputs and
-outputs stay alive until backward. ``preserve_rng_state`` (default) replays the CPU generator and
+outputs stay alive until backward. (Non-reentrant mode keeps a segment's recomputed graph until
+its nested backward ends, so that a non-leaf tensor the segment reads through a closure keeps
+the caller's nodes it leads to for the main pass.) ``preserve_rng_state`` (default) replays the CPU generator and
 the generators of the CUDA devices of the arguments, so dropout draws the same mask again.
 
 Selective checkpointing (``create_selective_checkpoint_contexts``, ``CheckpointPolicy``,
@@ -276,10 +278,12 @@ class _Recompute(Node):
         pairs = [(o, g) for o, g in zip(outs, grads) if o.requires_grad and g is not None]
         if not pairs:
             return (None,) * len(targets)
-        create = grad_mode.GRAD_ENABLED[0]  # the engine sets it to the pass's create_graph
+        # the graph is retained: a non-leaf tensor the segment reads from outside (a closure) is
+        # reached through the caller's nodes, which the main pass still has to run; the
+        # recomputed graph itself is freed when this returns
         return _engine.grad([o for o, _ in pairs], targets, [g for _, g in pairs],
-                            retain_graph=create or self.group is not None,
-                            create_graph=create, allow_unused=True)
+                            retain_graph=True, create_graph=grad_mode.GRAD_ENABLED[0],
+                            allow_unused=True)
 
     group = None
     group_cache = None
