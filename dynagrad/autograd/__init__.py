@@ -1,5 +1,4 @@
-"""Reverse-mode autodiff: the engine, grad modes, custom Functions, gradient checks and the
-functional transforms (``autograd.functional``)."""
+"""Reverse-mode autodiff: the engine, grad modes, custom Functions and gradient checks."""
 from . import functional, grad_mode  # noqa: F401
 from .engine import backward, grad
 from .function import Function, FunctionCtx, Node
