@@ -1,5 +1,5 @@
 """Reverse-mode autodiff: the engine, grad modes, custom Functions and gradient checks."""
-from . import grad_mode  # noqa: F401
+from . import functional, grad_mode  # noqa: F401
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .engine import backward, grad
 from .function import Function, FunctionCtx, Node

@@ -1,2 +1,3 @@
-"""dynagrad.utils: data loading (``dynagrad.utils.data``)."""
-from . import data  # noqa: F401
+"""dynagrad.utils: data loading (``dynagrad.utils.data``) and activation checkpointing
+(``dynagrad.utils.checkpoint``)."""
+from . import checkpoint, data  # noqa: F401
