@@ -102,6 +102,26 @@ def test_lstm_proj_size_matches_torch(kw):
         np.testing.assert_allclose(p.grad.numpy(), td[name].grad.numpy(), atol=1e-12)
 
 
+@pytest.mark.parametrize("bidirectional", [False, True])
+def test_lstm_proj_size_on_a_packed_sequence_matches_torch(bidirectional):
+    from torch.nn.utils.rnn import pack_padded_sequence as torch_pack
+    from dynagrad.nn.utils.rnn import pack_padded_sequence
+    mt = torch.nn.LSTM(3, 5, proj_size=2, num_layers=2, bidirectional=bidirectional).double()
+    md = nn.LSTM(3, 5, proj_size=2, num_layers=2, bidirectional=bidirectional, dtype=dg.float64)
+    md.load_state_dict({k: dg.tensor(v.numpy()) for k, v in mt.state_dict().items()})
+    x = np.random.default_rng(1).standard_normal((4, 3, 3))
+    lengths = [2, 4, 3]  # unsorted: the states come back in the caller's order
+    xd, xt = dg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    od, (hd, cd) = md(pack_padded_sequence(xd, lengths, enforce_sorted=False))
+    ot, (ht, ct) = mt(torch_pack(xt, lengths, enforce_sorted=False))
+    for a, b in ((od.data, ot.data), (hd, ht), (cd, ct)):
+        assert tuple(a.shape) == tuple(b.shape)
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), atol=1e-12)
+    (od.data.sum() + hd.sum() + cd.sum()).backward()
+    (ot.data.sum() + ht.sum() + ct.sum()).backward()
+    np.testing.assert_allclose(xd.grad.numpy(), xt.grad.numpy(), atol=1e-12)
+
+
 def test_lstm_proj_size_errors_match_torch():
     for kw, msg in [({"proj_size": 5}, "proj_size has to be smaller than hidden_size"),
                     ({"proj_size": -1}, "proj_size should be a positive integer")]:

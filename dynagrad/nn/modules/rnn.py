@@ -113,7 +113,8 @@ def _packed_direction(mode: str, x: Tensor, segs: list, h0, c0, weights: tuple,
         h = start_states(h, h0, b)
         c = start_states(c, c0, b) if lstm else None
         block = x[row:row + steps * b].reshape(steps, b, n_in)
-        res = recurrent(mode, block, h, c, *weights, reverse)
+        run = projected_lstm if len(weights) == 5 else partial(recurrent, mode)
+        res = run(block, h, c, *weights, reverse)
         outs.append(res[0].reshape(steps * b, -1))
         h = res[1]
         c = res[2] if lstm else None
@@ -315,8 +316,9 @@ class RNNBase(Module):
         expected = (self.num_layers * directions, sizes[0], self.hidden_size)
         lstm = self.mode == "lstm"
         for h, what in ((hx, "hidden[0]" if lstm else "hidden"), (cx, "hidden[1]")):
-            if h is not None:
-                self._check_hidden(h, expected, what)
+            if h is not None:  # with a projection the hidden state has proj_size features
+                size = self.proj_size if what == "hidden[0]" and self.proj_size else expected[2]
+                self._check_hidden(h, expected[:2] + (size,), what)
         check_dtypes(name, {"input": data, "hx": hx, "cx": cx,
                             "weight_ih_l0": self.weight_ih_l0})
         if sorted_indices is not None:  # the states are given in the caller's order
