@@ -52,6 +52,7 @@ __all__ = [
     "randperm",
     "seed",
     "set_rng_state",
+    "thread_safe_generator",
 ]
 
 _MASK64 = (1 << 64) - 1
@@ -419,6 +420,19 @@ def _sample_dirichlet(alpha: Tensor, generator: Generator | None = None) -> Tens
     conc = host(alpha._data).astype(np.float64)
     g = np.maximum(_gen(generator, at).standard_gamma(conc), np.finfo(alpha.dtype.np).tiny)
     return _result(g / g.sum(-1, keepdims=True), alpha.dtype, False, at)
+
+
+def thread_safe_generator() -> Generator | None:
+    """The generator DataLoader thread workers should draw from: None here, because dynagrad's
+    DataLoader workers are processes (each seeds the global stream itself), which is what
+    PyTorch returns in the main process and in process workers too.
+
+    Example:
+        >>> import dynagrad as dg
+        >>> dg.thread_safe_generator() is None
+        True
+    """
+    return None
 
 
 @contextlib.contextmanager

@@ -184,3 +184,11 @@ def test_cuda_fills_match_cpu_for_one_seed():
     rates = dg.tensor([1.0, 4.0, 9.0])
     assert (dg.poisson(rates.cuda(), generator=gen(16)).cpu().tolist()
             == dg.poisson(rates, generator=gen(16)).tolist())
+
+
+def test_thread_safe_generator_is_none_outside_thread_workers():
+    import torch
+    # dynagrad's DataLoader workers are processes: PyTorch answers None there and in the main
+    # process alike
+    assert dg.thread_safe_generator() is None
+    assert torch.thread_safe_generator() is None
