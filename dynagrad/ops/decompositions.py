@@ -1215,9 +1215,6 @@ def vector_norm(x, ord=2, dim=None, keepdim: bool = False, *, dtype=None) -> Ten
     dims = _norm_dims(t, dim)
     if t.ndim == 0:  # a 0-d input is one element; the result is 0-d with or without keepdim
         return norm(t.reshape(1), p=ord, dim=(0,)).reshape(())
-    if ord < 0 and ord != -math.inf:
-        a = t.abs()
-        return (a ** ord).sum(dims, keepdim=keepdim) ** (1.0 / ord)
     return norm(t, p=ord, dim=dims, keepdim=keepdim)
 
 
