@@ -407,3 +407,21 @@ def test_eig_gradients_match_torch():
         return _error_of(lambda: m.linalg.eig(x)[1].imag.sum().backward())
     ours, theirs = phase(dg), phase(torch)
     assert type(ours) is type(theirs) and str(ours) == str(theirs)
+
+
+@pytest.mark.parametrize("ord", [2, 3, 1, float("inf"), 0.5, -1])
+def test_vector_norm_gradient_through_its_dtype_cast_matches_torch(ord):
+    # dtype=float64 on float32 input: the norm is float64, the gradient reaching x is rounded
+    # to float32 at the cast (torch's rule); values within float32 precision of torch's
+    torch = pytest.importorskip("torch")
+    a = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
+    for dim in (None, 1):
+        x, tx = dg.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+        ours = dg.linalg.vector_norm(x, ord, dim, dtype=dg.float64)
+        theirs = torch.linalg.vector_norm(tx, ord, dim, dtype=torch.float64)
+        assert ours.dtype is dg.float64
+        np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-12)
+        ours.sum().backward()
+        theirs.sum().backward()
+        assert x.grad.dtype is dg.float32 and tx.grad.dtype is torch.float32
+        np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-6, atol=1e-7)
