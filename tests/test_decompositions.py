@@ -10,7 +10,7 @@ import pytest
 import dynagrad as dg
 from harness import check_op
 from opinfo import family, params
-from opinfos.decompositions import LINALG_RECORDS
+from opinfos.decompositions import LINALG_RECORDS, ROTATING
 
 
 @pytest.mark.parametrize("info,dtype", params(family("decompositions")))
@@ -106,6 +106,11 @@ ERRORS.update({  # (further messages)
     "lstsq_rows": lambda m, x: m.linalg.lstsq(x(np.eye(2)), x(np.ones((3, 1)))),
     "matrix_power_not_square": lambda m, x: m.linalg.matrix_power(x(np.ones((2, 3))), 2),
     "eigh_uplo": lambda m, x: m.linalg.eigh(x(np.eye(2)), UPLO="X"),
+    "eig_not_square": lambda m, x: m.linalg.eig(x(np.ones((2, 3)))),
+    "eigvals_vector": lambda m, x: m.linalg.eigvals(x(np.ones(3))),
+    "eig_int": lambda m, x: m.linalg.eig(m.ones(2, 2, dtype=m.int64)),
+    "eig_half": lambda m, x: m.linalg.eigvals(m.ones(2, 2, dtype=m.float16)),
+    "eig_nan": lambda m, x: m.linalg.eig(x(np.full((2, 2), np.nan))),
     "tensorinv_shapes": lambda m, x: m.linalg.tensorinv(x(np.ones((2, 3))), 1),
     "matrix_norm_ord": lambda m, x: m.linalg.matrix_norm(x(np.eye(2)), 3),
     "norm_3d_with_ord": lambda m, x: m.linalg.norm(x(np.ones((2, 2, 2))), 2),
@@ -355,3 +360,70 @@ def test_det_gradient_of_a_singular_matrix_is_its_cofactor_matrix():
     dg.linalg.det(a).backward()
     cof = np.array([[4.0, 4, -4], [-2, -2, 2], [0, 0, 0]])
     np.testing.assert_allclose(a.grad.numpy(), cof, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_eig_values_and_vectors(dtype):
+    # eigenvalues as sets against NumPy, A v = w v, unit-norm vectors whose largest component is
+    # real, complex dtypes as torch's (complex64 for float32), batched
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    a = np.concatenate([rng.uniform(-1, 1, (2, 3, 3)), ROTATING[None]]).astype(dtype)
+    w, v = dg.linalg.eig(dg.tensor(a))
+    want_dtype = {"float32": "complex64", "float64": "complex128"}[dtype]
+    assert w.dtype.name == v.dtype.name == want_dtype
+    assert dg.linalg.eigvals(dg.tensor(a)).dtype.name == want_dtype
+    assert str(torch.linalg.eig(torch.tensor(a))[0].dtype) == f"torch.{want_dtype}"
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    w, v = w.numpy(), v.numpy()
+    ref = np.linalg.eigvals(a.astype(np.float64))
+    key = lambda z: np.sort_complex(np.round(z, 4))
+    for k in range(a.shape[0]):
+        np.testing.assert_allclose(key(w[k]), key(ref[k]), atol=1e-4)
+        np.testing.assert_allclose(a[k] @ v[k], v[k] * w[k], atol=tol * 10)
+        np.testing.assert_allclose(np.linalg.norm(v[k], axis=0), 1, rtol=tol)
+        big = np.abs(v[k]).argmax(axis=0)
+        np.testing.assert_allclose(v[k][big, range(3)].imag, 0, atol=tol)
+    np.testing.assert_allclose(dg.linalg.eigvals(dg.tensor(a)).numpy(), w, rtol=tol, atol=tol)
+
+
+def test_eig_gradients_match_torch():
+    # phase-invariant losses (|w|, |v|^2, Re w) of real and complex input; a loss that depends on
+    # an eigenvector's phase is refused with torch's message
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(4)
+    losses = (lambda m, w, v: w.abs().sum() + (v.abs() ** 2 * m.arange(3.0)).sum(),
+              lambda m, w, v: (w.real * w.imag).sum(),
+              lambda m, w, v: (w.real ** 2).sum() + v.abs().sum())
+    inputs = (ROTATING, rng.uniform(-1, 1, (2, 3, 3)),
+              rng.uniform(-1, 1, (3, 3)) + 1j * rng.uniform(-1, 1, (3, 3)))
+    for a in inputs:
+        for loss in losses:
+            x, tx = dg.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+            loss(dg, *dg.linalg.eig(x)).backward()
+            loss(torch, *torch.linalg.eig(tx)).backward()
+            assert x.grad.dtype.name == str(tx.grad.dtype).removeprefix("torch.")
+            np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-9, atol=1e-10)
+    def phase(m):
+        x = m.tensor(ROTATING, requires_grad=True)
+        return _error_of(lambda: m.linalg.eig(x)[1].imag.sum().backward())
+    ours, theirs = phase(dg), phase(torch)
+    assert type(ours) is type(theirs) and str(ours) == str(theirs)
+
+
+@pytest.mark.parametrize("ord", [2, 3, 1, float("inf"), 0.5, -1])
+def test_vector_norm_gradient_through_its_dtype_cast_matches_torch(ord):
+    # dtype=float64 on float32 input: the norm is float64, the gradient reaching x is rounded
+    # to float32 at the cast (torch's rule); values within float32 precision of torch's
+    torch = pytest.importorskip("torch")
+    a = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
+    for dim in (None, 1):
+        x, tx = dg.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+        ours = dg.linalg.vector_norm(x, ord, dim, dtype=dg.float64)
+        theirs = torch.linalg.vector_norm(tx, ord, dim, dtype=torch.float64)
+        assert ours.dtype is dg.float64
+        np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-12)
+        ours.sum().backward()
+        theirs.sum().backward()
+        assert x.grad.dtype is dg.float32 and tx.grad.dtype is torch.float32
+        np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-6, atol=1e-7)

@@ -62,6 +62,26 @@ def test_clamp_forward_grad_and_alias():
         dg.clamp(dg.tensor(x))
 
 
+def test_where_method_keeps_self_where_the_condition_holds():
+    # torch: x.where(condition, y) is where(condition, x, y); gradients reach x and y alike
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(8)
+    a, b = rng.uniform(-2, 2, (2, 3)), rng.uniform(-2, 2, (3,))
+    c = a > 0
+    x, y = dg.tensor(a, requires_grad=True), dg.tensor(b, requires_grad=True)
+    tx, ty = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+    out, want = x.where(dg.tensor(c), y), tx.where(torch.tensor(c), ty)
+    np.testing.assert_array_equal(out.detach().numpy(), want.detach().numpy())
+    (out * dg.tensor(a)).sum().backward()
+    (want * torch.tensor(a)).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
+    np.testing.assert_array_equal(y.grad.numpy(), ty.grad.numpy())
+    scalar = dg.tensor(a).where(dg.tensor(c), 0.0)
+    assert scalar.dtype is dg.float64
+    np.testing.assert_array_equal(scalar.numpy(), torch.tensor(a).where(torch.tensor(c), 0.0))
+    assert not hasattr(dg.Tensor, "where_") and not hasattr(torch.Tensor, "where_")
+
+
 def test_lerp_where_square_float_power_rsub():
     rng = np.random.default_rng(7)
     a, b, w = (rng.uniform(-2, 2, (2, 3)) for _ in range(3))

@@ -124,6 +124,22 @@ def test_cumprod_with_zeros(arr, dim):
     check(dg.cumprod(dg.tensor(a, dtype=dg.float64), dim), OPINFOS["cumprod"].ref(a, dim))
 
 
+@pytest.mark.parametrize("p", [3, 1.5, 0.5, -1.5])
+def test_p_norm_gradient_on_a_zero_slice_matches_torch(p):
+    # an all-zero row: the general formula is 0/0 (or inf * 0) there; torch's gradient is 0
+    torch = pytest.importorskip("torch")
+    a = np.array([[0.0, 0.0, 0.0], [1.0, -2.0, 3.0]])
+    for fn in (lambda m, x: m.norm(x, p, dim=1), lambda m, x: m.linalg.vector_norm(x, p, dim=1)):
+        x, tx = dg.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+        out, want = fn(dg, x), fn(torch, tx)
+        np.testing.assert_allclose(out.detach().numpy(), want.detach().numpy(), rtol=1e-12)
+        (out * dg.tensor([2.0, 3.0])).sum().backward()
+        (want * torch.tensor([2.0, 3.0])).sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-12, atol=1e-15)
+    x = dg.tensor(a[1:] + 0.5, requires_grad=True)
+    assert dg.autograd.gradgradcheck(lambda t: dg.norm(t, p, dim=1), (x,))
+
+
 def test_norm_gradient_at_zero_is_zero():
     x = dg.zeros(3, dtype=dg.float64, requires_grad=True)
     x.norm().backward()

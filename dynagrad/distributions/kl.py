@@ -16,8 +16,8 @@ import warnings
 
 from ..autograd import grad as _grad
 from ..nn.functional import softplus
+from ..ops.decompositions import solve_triangular
 from ..ops.special import digamma, lgamma, xlogy
-from ._linalg import batch_mahalanobis, solve_triangular
 from .bernoulli import Bernoulli
 from .beta import Beta
 from .binomial import Binomial
@@ -39,7 +39,7 @@ from .lowrank_multivariate_normal import (
     _lowrank_logdet,
     _lowrank_mahalanobis,
 )
-from .multivariate_normal import MultivariateNormal
+from .multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
 from .pareto import Pareto
@@ -275,7 +275,7 @@ def _kl_mvn_any(p, q, p_factor, p_diag):
     else:
         lq = q._unbroadcasted_scale_tril
         log_det_q = 2 * lq.diagonal(dim1=-2, dim2=-1).log().sum(-1)
-        mahalanobis = batch_mahalanobis(lq, diff)
+        mahalanobis = _batch_mahalanobis(lq, diff)
         p_root = _p_root(p, p_factor, p_diag)
         trace = solve_triangular(lq, p_root, upper=False).pow(2).sum((-2, -1))
     if p_factor is not None:
@@ -290,7 +290,7 @@ def _p_root(p, p_factor, p_diag):
     if p_factor is None:
         return p._unbroadcasted_scale_tril
     from ..ops.movement import cat
-    from ._linalg import diag_embed
+    from ..ops.structure import diag_embed
     return cat([p_factor, diag_embed(p_diag.sqrt())], -1)
 
 

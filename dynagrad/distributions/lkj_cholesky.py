@@ -15,10 +15,10 @@ from typing import ClassVar
 from ..creation import arange
 from ..ops.movement import cat
 from ..ops.special import lgamma, mvlgamma
+from ..ops.structure import diag_embed
 from ..random import randn
 from ..tensor import Size
 from . import constraints
-from ._linalg import diag_embed
 from .beta import Beta
 from .distribution import Distribution
 from .utils import broadcast_all, tiny

@@ -15,11 +15,13 @@ from typing import ClassVar
 import numpy as np
 
 from ..creation import eye
+from ..ops.decompositions import cholesky, solve_triangular
+from ..ops.structure import diag_embed
 from ..random import randn
 from ..tensor import Size
 from . import constraints
-from ._linalg import batch_mahalanobis, batch_mv, cholesky, diag_embed, solve_triangular
 from .distribution import Distribution
+from .multivariate_normal import _batch_mahalanobis, _batch_mv
 from .utils import lazy_property
 
 __all__ = ["LowRankMultivariateNormal"]
@@ -39,8 +41,8 @@ def _lowrank_logdet(w, d, capacitance_tril):
 
 def _lowrank_mahalanobis(w, d, x, capacitance_tril):
     """x^T (W W^T + D)^-1 x by the Woodbury identity."""
-    wt_dinv_x = batch_mv(w.mT / d.unsqueeze(-2), x)
-    return (x.pow(2) / d).sum(-1) - batch_mahalanobis(capacitance_tril, wt_dinv_x)
+    wt_dinv_x = _batch_mv(w.mT / d.unsqueeze(-2), x)
+    return (x.pow(2) / d).sum(-1) - _batch_mahalanobis(capacitance_tril, wt_dinv_x)
 
 
 class LowRankMultivariateNormal(Distribution):
@@ -136,7 +138,7 @@ class LowRankMultivariateNormal(Distribution):
         w, d = self._unbroadcasted_cov_factor, self._unbroadcasted_cov_diag
         eps_w = randn(shape[:-1] + (w.shape[-1],), dtype=self.loc.dtype, device=self.loc.device)
         eps_d = randn(shape, dtype=self.loc.dtype, device=self.loc.device)
-        return self.loc + batch_mv(w, eps_w) + d.sqrt() * eps_d
+        return self.loc + _batch_mv(w, eps_w) + d.sqrt() * eps_d
 
     def log_prob(self, value):
         if self._validate_args:

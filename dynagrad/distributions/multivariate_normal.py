@@ -15,20 +15,25 @@ from typing import ClassVar
 import numpy as np
 
 from ..creation import eye
+from ..ops.decompositions import cholesky, cholesky_inverse, solve_triangular
 from ..random import randn
 from ..tensor import Size
 from . import constraints
-from ._linalg import (
-    batch_mahalanobis,
-    batch_mv,
-    cholesky,
-    cholesky_inverse,
-    solve_triangular,
-)
 from .distribution import Distribution
 from .utils import lazy_property
 
 __all__ = ["MultivariateNormal"]
+
+
+def _batch_mv(mat, vec):
+    """Matrix-vector products with broadcast batch dims."""
+    return mat.matmul(vec.unsqueeze(-1)).squeeze(-1)
+
+
+def _batch_mahalanobis(lower, x):
+    """x^T (L L^T)^-1 x for Cholesky factors ``lower`` and vectors ``x`` (batches broadcast)."""
+    y = solve_triangular(lower, x.unsqueeze(-1), upper=False).squeeze(-1)
+    return y.pow(2).sum(-1)
 
 
 def _precision_to_scale_tril(precision):
@@ -124,13 +129,13 @@ class MultivariateNormal(Distribution):
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
         eps = randn(shape, dtype=self.loc.dtype, device=self.loc.device)
-        return self.loc + batch_mv(self._unbroadcasted_scale_tril, eps)
+        return self.loc + _batch_mv(self._unbroadcasted_scale_tril, eps)
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
         diff = value - self.loc
-        m = batch_mahalanobis(self._unbroadcasted_scale_tril, diff)
+        m = _batch_mahalanobis(self._unbroadcasted_scale_tril, diff)
         half_log_det = self._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
         return -0.5 * (self._event_shape[0] * math.log(2 * math.pi) + m) - half_log_det
 

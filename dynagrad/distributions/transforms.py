@@ -26,7 +26,9 @@ import numpy as np
 
 from ..creation import eye
 from ..nn.functional import logsigmoid, pad, softplus
+from ..ops.decompositions import cholesky
 from ..ops.movement import cat, stack
+from ..ops.structure import diag_embed
 from ..tensor import Size, Tensor
 from . import constraints
 from .utils import (
@@ -754,11 +756,6 @@ class StickBreakingTransform(Transform):
         return tuple(shape[:-1]) + (shape[-1] - 1,)
 
 
-def _diag_embed(v: Tensor) -> Tensor:
-    """Square matrices with ``v`` (last dim) on the diagonal."""
-    return v.unsqueeze(-1) * eye(v.shape[-1], dtype=v.dtype, device=v.device)
-
-
 class LowerCholeskyTransform(Transform):
     """Unconstrained square matrices to lower triangular ones with a positive diagonal: keep
     the strict lower triangle, exponentiate the diagonal (not bijective: the upper part is
@@ -774,10 +771,10 @@ class LowerCholeskyTransform(Transform):
         return hash(type(self))
 
     def _call(self, x):
-        return x.tril(-1) + _diag_embed(x.diagonal(dim1=-2, dim2=-1).exp())
+        return x.tril(-1) + diag_embed(x.diagonal(dim1=-2, dim2=-1).exp())
 
     def _inverse(self, y):
-        return y.tril(-1) + _diag_embed(y.diagonal(dim1=-2, dim2=-1).log())
+        return y.tril(-1) + diag_embed(y.diagonal(dim1=-2, dim2=-1).log())
 
 
 class PositiveDefiniteTransform(Transform):
@@ -798,7 +795,6 @@ class PositiveDefiniteTransform(Transform):
         return x.matmul(x.mT)
 
     def _inverse(self, y):
-        from ._linalg import cholesky
         return LowerCholeskyTransform().inv(cholesky(y))
 
 

@@ -19,11 +19,12 @@ from typing import ClassVar
 import numpy as np
 
 from ..creation import arange, tensor
+from ..ops.decompositions import cholesky, cholesky_inverse, solve_triangular
 from ..ops.special import digamma, mvlgamma
+from ..ops.structure import diag_embed
 from ..random import randn
 from ..tensor import Size
 from . import constraints
-from ._linalg import cholesky, cholesky_inverse, diag_embed, solve_triangular
 from .chi2 import Chi2
 from .distribution import Distribution
 from .multivariate_normal import _precision_to_scale_tril

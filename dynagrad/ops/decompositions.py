@@ -55,6 +55,7 @@ def _result_type(name: str, fields: str):
 
 SlogdetResult = _result_type("slogdet", "sign logabsdet")
 EighResult = _result_type("eigh", "eigenvalues eigenvectors")
+EigResult = _result_type("eig", "eigenvalues eigenvectors")
 QRResult = _result_type("qr", "Q R")
 SVDResult = _result_type("svd", "U S Vh")
 TorchSVDResult = _result_type("svd", "U S V")
@@ -657,6 +658,113 @@ def eigvalsh(A, UPLO: str = "L") -> Tensor:
     return result(np.linalg.eigvalsh(host(a), UPLO=uplo), a)
 
 
+# --- general eigendecomposition (complex results) ------------------------------------------------
+
+def _check_eig(op: str, A) -> Tensor:
+    """Square float or complex matrices (LAPACK's geev takes both); torch's messages for the
+    other dtypes."""
+    a = as_tensor_arg(A, op, "A")
+    if not (a.dtype.is_floating_point or a.dtype.is_complex):
+        raise RuntimeError(f"Unknown Complex ScalarType for "
+                           f"{_TORCH_TYPE.get(a.dtype.name, a.dtype.name)}")
+    if a.dtype.is_floating_point and a.dtype.itemsize < 4:
+        raise NotImplementedError(f'"linalg_eig_out_cpu" not implemented for '
+                                  f"'{_TORCH_TYPE[a.dtype.name]}'")
+    if a.dtype.is_complex:
+        check_matrix(op, a.real)  # the shape rules
+        return a
+    return check_matrix(op, a)
+
+
+def _eig_host(a: Tensor):
+    """LAPACK's geev (through NumPy) in the input's precision, as torch calls it: eigenvalues and
+    eigenvectors of unit norm whose largest component is real. (A real eigenvector's sign is
+    LAPACK's choice: computing float32 input in double could flip it against torch's.)"""
+    arr = np.array(a.detach().cpu().numpy())
+    if not np.isfinite(arr).all():
+        raise RuntimeError("torch.linalg.eig: input tensor should not contain infs or NaNs.")
+    if arr.size == 0:
+        return (np.zeros(arr.shape[:-1], np.complex128), np.zeros(arr.shape, np.complex128))
+    return np.linalg.eig(arr)
+
+
+def _csolve_back(node, g):
+    a, x = node.saved_tensors
+    gb = _csolve(a.mH, g)
+    return (-(gb @ x.mH), gb)
+
+
+_CSolveNode = _node("LinalgSolveBackward0", _csolve_back)
+
+
+def _csolve(a: Tensor, b: Tensor) -> Tensor:
+    """``A^-1 B`` for complex square A (eig's backward needs V^-H): LAPACK on the host, its own
+    gradient composed of itself, so it can be differentiated again."""
+    cplx = lambda t: np.array(t.detach().cpu().numpy(), dtype=np.complex128)
+    x = result(np.linalg.solve(cplx(a), cplx(b)), b)
+    _attach(_CSolveNode, (a, b), (x,), (a, x))
+    return x
+
+
+def _eig_back(node, gw, gv):
+    w, v = node.saved_tensors
+    vh = v.mH
+    # gA = V^-H (diag(gw) + (V^H gV - V^H V Re(diag(V^H gV))) / conj(E)) V^H, E_ij = w_j - w_i
+    # (1 on the diagonal); each eigenvector is fixed only up to a phase e^{i phi}, so a loss
+    # that depends on it (Im diag(V^H gV) != 0) has no gradient: an error, as in PyTorch
+    inner = None
+    if gv is not None:
+        vhgv = vh @ gv
+        d = vhgv.diagonal(0, -2, -1)
+        im = np.imag(d.detach().cpu().numpy())
+        if not np.allclose(im, 0.0, rtol=1e-2, atol=1e-2):
+            raise RuntimeError("linalg_eig_backward: The eigenvectors in the complex case are "
+                               "specified up to multiplication by e^{i phi}. The specified loss "
+                               "function depends on this quantity, so it is ill-defined.")
+        wc = w.conj()
+        e = wc.unsqueeze(-2) - wc.unsqueeze(-1) + _eye_like(w.shape[-1], w)
+        inner = (vhgv - vh @ (v * d.real.unsqueeze(-2))) / e
+    if gw is not None:
+        inner = _diag_embed(gw) if inner is None else inner + _diag_embed(gw)
+    if inner is None:
+        return (None,)
+    ga = _csolve(vh, inner @ vh)
+    return (ga if node.complex_input else ga.real,)
+
+
+_EigNode = _node("LinalgEigBackward0", _eig_back, multi_output=True)
+
+
+def eig(A):
+    """Eigenvalues and eigenvectors (columns, unit norm, largest component real) of square A,
+    complex (complex64 for float32 input, complex128 for float64); ``A V = V diag(w)``.
+
+    Example:
+        >>> dg.linalg.eig(dg.tensor([[0.0, -1.0], [1.0, 0.0]])).eigenvalues
+        tensor([0.+1.j, 0.-1.j])
+    """
+    a = _check_eig("linalg.eig", A)
+    w_arr, v_arr = _eig_host(a)
+    dt = a.dtype.to_complex()
+    w, v = result(w_arr, a, dt), result(v_arr, a, dt)
+    _attach(_EigNode, (a,), (w, v), (w, v), complex_input=a.dtype.is_complex)
+    return EigResult(w, v)
+
+
+def eigvals(A) -> Tensor:
+    """Eigenvalues (complex) of square A, in the order of ``eig``.
+
+    Example:
+        >>> dg.linalg.eigvals(dg.tensor([[2.0, 1.0], [0.0, 3.0]])).tolist()
+        [(2+0j), (3+0j)]
+    """
+    a = _check_eig("linalg.eigvals", A)
+    if _tracks(a):  # the gradient needs the eigenvectors
+        return eig(a).eigenvalues
+    w_arr, _ = _eig_host(a)
+    return result(w_arr, a, a.dtype.to_complex())
+
+
 # --- SVD -------------------------------------------------------------------------------------
 
 def _svd_back(node, gu, gs, gvh):
@@ -1107,9 +1215,6 @@ def vector_norm(x, ord=2, dim=None, keepdim: bool = False, *, dtype=None) -> Ten
     dims = _norm_dims(t, dim)
     if t.ndim == 0:  # a 0-d input is one element; the result is 0-d with or without keepdim
         return norm(t.reshape(1), p=ord, dim=(0,)).reshape(())
-    if ord < 0 and ord != -math.inf:
-        a = t.abs()
-        return (a ** ord).sum(dims, keepdim=keepdim) ** (1.0 / ord)
     return norm(t, p=ord, dim=dims, keepdim=keepdim)
 
 

@@ -35,7 +35,7 @@ from ..shapes import broadcast_shapes
 from .placement import common_device
 from ..kernels.buffers import host, move_array
 from ..kernels import complex_math
-from .registry import REGISTRY, register
+from .registry import REGISTRY, register, tensor_method
 
 _CATEGORY = {0: "b", 1: "i", 2: "f"}
 # A float literal that is not part of a name or number (``0.5``, ``1e-3``; not the 1 of log1p)
@@ -1184,6 +1184,17 @@ def where(condition, input=None, other=None) -> Tensor:
     return compute(OPS["where"], (condition, input, other))
 
 
+def _where_method(self, condition, other) -> Tensor:
+    """``x.where(condition, y)`` is ``where(condition, x, y)``: as in torch, the tensor is the value
+    kept where ``condition`` holds (not the condition).
+
+    Example:
+        >>> dg.tensor([1.0, 2.0]).where(dg.tensor([True, False]), 0.0).tolist()
+        [1.0, 0.0]
+    """
+    return where(condition, self, other)
+
+
 def round(input, *, decimals: int = 0) -> Tensor:
     """Round half to even (as torch.round); ``decimals`` rounds to that many places."""
     input = _tensor(input, "round")
@@ -1227,7 +1238,8 @@ def rsub(input, other, *, alpha=1) -> Tensor:
 register("clamp", clamp, "elementwise", inplace=clamp_, aliases=("clip",))
 register("nan_to_num", nan_to_num, "elementwise", inplace=nan_to_num_)
 register("lerp", lerp, "elementwise", inplace=lerp_)
-register("where", where, "elementwise")
+register("where", where, "elementwise", method=False)
+tensor_method("where", _where_method)
 register("round", round, "elementwise", inplace=round_)
 register("float_power", float_power, "elementwise")
 register("square", square, "elementwise")

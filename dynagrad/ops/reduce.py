@@ -574,6 +574,25 @@ class NormBackward1(Node):
         return (g.new_zeros(self.shape),)
 
 
+class LinalgVectorNormBackward0(Node):
+    """p-norm for p not in {0, 1, 2, inf}: ``sign(x) |x|^(p-1) g / norm^(p-1)``, taken as 0 on a
+    slice whose norm is 0 (the formula is 0/0 there; PyTorch gives 0). For p < 1 it is written
+    ``sign(x) |x|^(p-1) g norm^(1-p)`` with 0 where x is 0, as PyTorch does (|x|^(p-1) is
+    infinite there)."""
+
+    def backward(self, g):
+        from .elementwise import where
+        x, out = self.saved_tensors
+        p = self.p
+        o = _expand_back(out, tuple(x.shape), self.dims, self.keepdim)
+        ge = _expand_back(g, tuple(x.shape), self.dims, self.keepdim)
+        if p < 1:
+            scaled = where(x == 0, 0.0, x.sign() * x.abs() ** (p - 1))
+            return (scaled * ge * o ** (1 - p),)
+        scaled = x.sign() * x.abs() ** (p - 1) if p < 2 else x * x.abs() ** (p - 2)
+        return (scaled * where(o == 0, 0.0, ge / o ** (p - 1)),)
+
+
 def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
     """Vector p-norm over ``dim`` (``'fro'``/2, 1, inf, -inf, 0 or any real p)."""
     x = as_tensor_arg(input, "norm")
@@ -612,7 +631,14 @@ def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
         return out
     if p == 1:
         return a.sum(dims, keepdim=keepdim)
-    return (a ** p).sum(dims, keepdim=keepdim) ** (1.0 / p)
+    with grad_mode.no_grad():
+        out = (a ** p).sum(dims, keepdim=keepdim) ** (1.0 / p)
+    if x._requires_grad and grad_mode.GRAD_ENABLED[0]:
+        node = LinalgVectorNormBackward0()
+        node.dims, node.keepdim, node.p = dims, keepdim, p
+        node.save(x, out)
+        record(node, (x,), (out,))
+    return out
 
 
 # --- scans --------------------------------------------------------------------------------

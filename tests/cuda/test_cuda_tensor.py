@@ -26,6 +26,22 @@ def test_round_trip_keeps_values_and_dtype(dt, cuda):
     assert x[0, 1].cuda().shape == () and x[0, 1].cuda().item() == x[0, 1].item()
 
 
+def test_views_with_new_axes_upload(cuda):
+    # arr[:, :, None] is C-contiguous with a zero stride on its new axis: the upload gives it a
+    # fresh array's strides (the copy would otherwise drop that axis as a broadcast one)
+    from dynagrad.ops import placement
+    arr = np.arange(6, dtype=np.float32).reshape(2, 3)
+    like = dg.ones(1).to(cuda)
+    for view in (arr[:, :, None], arr[None, :, None, :], arr[:, None][:1]):
+        up = placement.like(view, like)
+        assert up.is_cuda and tuple(up.shape) == view.shape
+        np.testing.assert_array_equal(up.cpu().numpy(), view)
+    moved = dg.tensor(arr)[:, :, None].to(cuda)
+    assert tuple(moved.shape) == (2, 3, 1)
+    np.testing.assert_array_equal(moved.cpu().numpy(), arr[:, :, None])
+    assert (dg.tensor(arr).to(cuda)[:, None] * 2).cpu().tolist() == (arr[:, None] * 2).tolist()
+
+
 def test_to_device_and_dtype_together_and_identity(cuda):
     x = dg.ones(2, 3)
     y = x.to(cuda, dg.float64)

@@ -113,6 +113,25 @@ def test_prelu_matches_torch_with_weight_grad():
         F.prelu(xd, dg.ones(4))
 
 
+@pytest.mark.parametrize("name", ["softmax", "log_softmax", "softmin"])
+def test_softmax_family_keeps_float16_like_torch(name):
+    # half input (or dtype=float16) computes in float32 and returns float16, as torch; the
+    # gradient reaches the input in float16
+    a = np.random.default_rng(2).standard_normal((3, 5)).astype(np.float16)
+    x, tx = dg.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    ours, theirs = getattr(F, name)(x, dim=-1), getattr(TF, name)(tx, dim=-1)
+    assert ours.dtype is dg.float16 and theirs.dtype is torch.float16
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), atol=2e-3)
+    (ours * dg.tensor(a)).sum().backward()
+    (theirs * torch.tensor(a)).sum().backward()
+    assert x.grad.dtype is dg.float16
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), atol=2e-3)
+    a32 = dg.tensor(a.astype(np.float32))
+    assert getattr(F, name)(a32, dim=-1, dtype=dg.float16).dtype is dg.float16
+    if name != "softmin":
+        assert getattr(dg, name)(dg.tensor(a), -1).dtype is dg.float16
+
+
 def test_softmax_edge_cases():
     x = np.array([[1.0, -np.inf, 2.0], [-np.inf, -np.inf, 0.0], [np.nan, 1.0, 2.0]], np.float32)
     for fn in ("softmax", "log_softmax"):

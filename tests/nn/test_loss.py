@@ -278,6 +278,24 @@ def test_kl_div_batchmean():
         TF.kl_div(torch.tensor(a), torch.tensor(b), reduction="batchmean").item())
 
 
+@pytest.mark.parametrize("log_target", [False, True])
+def test_kl_div_negative_and_nan_targets_match_torch(log_target):
+    # a negative probability target has a NaN loss (log of a negative), as in torch; the input's
+    # gradient is still -target there
+    x = np.array([-1.0, -2.0, -0.5, -1.0, -0.3])
+    t = np.array([-0.5, 0.0, 0.3, np.nan, 2.0])
+    ours_x, theirs_x = dg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    ours = F.kl_div(ours_x, dg.tensor(t), reduction="none", log_target=log_target)
+    theirs = TF.kl_div(theirs_x, torch.tensor(t), reduction="none", log_target=log_target)
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-12)
+    ours.sum().backward()
+    theirs.sum().backward()
+    np.testing.assert_allclose(ours_x.grad.numpy(), theirs_x.grad.numpy(), rtol=1e-12)
+    for reduction in ("sum", "batchmean"):
+        assert np.isnan(F.kl_div(dg.tensor(x), dg.tensor(t), reduction=reduction,
+                                 log_target=log_target).item())
+
+
 # --- CTC ----------------------------------------------------------------------------------------
 
 def _ctc_inputs():

@@ -130,6 +130,30 @@ def _eigh_gauge(lib):
     return fn
 
 
+def _eig_phase_free_ref(a):
+    w, v = np.linalg.eig(a)
+    return w.real, w.imag, np.abs(v)
+
+
+def _eig_phase_free(lib):
+    """Real functions of eig's outputs that do not depend on an eigenvector's phase."""
+    def fn(a):
+        w, v = lib.linalg.eig(a)
+        return w.real, w.imag, v.abs()
+    return fn
+
+
+def _eigvals_parts(lib):
+    def fn(a):
+        w = lib.linalg.eigvals(a)
+        return w.real, w.imag
+    return fn
+
+
+# a real matrix with a complex pair of eigenvalues and a real one
+ROTATING = np.array([[0.0, -2.0, 1.0], [1.0, 0.0, 0.5], [0.3, 0.2, 1.0]])
+
+
 def _chol_of_spd(lib, upper=False):
     def fn(a):
         eye = lib.eye(a.shape[-1], dtype=a.dtype, device=a.device)
@@ -330,6 +354,13 @@ LINALG_RECORDS = [
     composite("linalg.eigvalsh(a + a^T)", _eigvalsh_of_sym, lambda a: np.linalg.eigvalsh(_sym(a)),
               lambda d: [Sample((data((3, 3)),))], [Sample((data((3, 3), 2),))],
               [Sample((data((2, 2), 1),))]),
+    composite("linalg.eig (phase-invariant)", _eig_phase_free, _eig_phase_free_ref,
+              lambda d: [Sample((ROTATING,)), Sample((data((2, 3, 3), 1),))],
+              [Sample((ROTATING,))], [Sample((ROTATING[:2, :2],))], gradgrad=True),
+    composite("linalg.eigvals (real, imag)", _eigvals_parts,
+              lambda a: (np.linalg.eigvals(a).real, np.linalg.eigvals(a).imag),
+              lambda d: [Sample((ROTATING,)), Sample((data((2, 3, 3), 1),))],
+              [Sample((ROTATING,))], [Sample((ROTATING[:2, :2],))]),
     linalg("pinv", _pinv_ref, lambda d: _rect_forward(d) + [
         Sample((spd((3, 3)),), {"hermitian": True})], RECT_GRAD, RECT_CUDA),
     linalg("lstsq", lambda a, b, driver=None: _lstsq_ref(a, b),

@@ -73,6 +73,11 @@ class DeviceArray:
     def from_host(cls, arr: np.ndarray, device_index: int | None = None) -> "DeviceArray":
         """Copy a NumPy array to the device (contiguous)."""
         arr = np.asarray(arr, order="C")  # (np.ascontiguousarray would make a 0-d array 1-d)
+        if arr.size and 0 in arr.strides:
+            # a C-contiguous view can still hold a zero stride on a length-1 axis
+            # (``arr[:, None]``): the copy reads the strides and drops such an axis as a
+            # broadcast one, so it is given a fresh array's strides
+            arr = arr.copy()
         out = cls.empty(arr.shape, arr.dtype, device_index)
         if arr.size:
             out.kernel_view().copy_to_device(arr)

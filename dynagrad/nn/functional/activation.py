@@ -111,11 +111,13 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
 
 
 def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
-    """``softmax(-x)`` along ``dim``."""
+    """``softmax(-x)`` along ``dim``; the result has the input's dtype (or ``dtype``), as
+    softmax's."""
     x = float_input(input, "softmin", dtype)
     if dim is None:
         dim = softmax_dim("softmin", x.ndim)
-    return softmax(-x, dim)
+    # -x is exact, so casting it back to a half dtype loses nothing
+    return softmax(-x, dim, dtype=dtype or as_tensor_arg(input, "softmin").dtype)
 
 
 def gumbel_softmax(logits: Tensor, tau: float = 1.0, hard: bool = False, eps: float = 1e-10,

@@ -169,8 +169,9 @@ def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean
     x, t = _pointwise_pair("kl_div", input, target, "none")
     if log_target:
         loss = t.exp() * (t - x)
-    else:  # xlogy(t, t) - t * x, with 0 * log 0 = 0 and finite gradients at t = 0
-        safe = where(t > 0, t, 1.0)
+    else:  # xlogy(t, t) - t * x, with 0 * log 0 = 0 and finite gradients at t = 0; a negative
+        # target is no probability: its log is NaN, and so is the loss (as in PyTorch)
+        safe = where(t == 0, 1.0, t)
         loss = t * safe.log() - t * x
     if reduction == "batchmean":
         return loss.sum() / (x.shape[0] if x.ndim else 1)

@@ -140,8 +140,17 @@ class LogSoftmaxBackward0(_SoftmaxNode):
 
 
 def _softmax(input, dim, dtype, log: bool) -> Tensor:
+    """Half-precision input (or ``dtype``) computes in float32 and rounds the result back to it,
+    as PyTorch does (its result has the input's dtype); the cast carries the gradient."""
     name = "log_softmax" if log else "softmax"
-    x = float_input(input, name, dtype)
+    src = as_tensor_arg(input, name)
+    x = float_input(src, name, dtype)
+    want = dtype if dtype is not None else src.dtype
+    res = _softmax_float(x, dim, log, name)
+    return res if res.dtype is want else res.to(want)
+
+
+def _softmax_float(x: Tensor, dim, log: bool, name: str) -> Tensor:
     if dim is None:
         dim = softmax_dim(name, x.ndim)
     d = wrap_dim(dim, x.ndim, name)
