@@ -47,18 +47,16 @@ def test_missing_api_gives_one_line_and_exit_1(script, line, api):
     assert "Traceback" not in r.stderr
 
 
-def test_missing_script_and_usage():
-    assert _run(os.path.join(SCRIPTS, "nope.py")).returncode == 2
-    assert _run().returncode == 2
-
-
-def test_other_errors_keep_their_traceback():
-    r = _run(code="import dynagrad.as_torch as a, sys; sys.exit(a.main(['-c']))")
-    assert r.returncode == 2  # no such file "-c"
+def test_usage_missing_script_and_other_errors_keep_their_traceback(tmp_path):
+    bad = tmp_path / "err.py"
+    bad.write_text('raise ValueError("boom")\n')
+    nope = str(tmp_path / "nope.py")
     code = ("import sys, dynagrad.as_torch as a\n"
-            "open('/tmp/_dg_as_torch_err.py', 'w').write('raise ValueError(\"boom\")')\n"
-            "sys.exit(a.main(['/tmp/_dg_as_torch_err.py']))")
+            f"print(a.main([]), a.main([{nope!r}]))\n"
+            f"sys.exit(a.main([{str(bad)!r}]))")
     r = _run(code=code)
+    assert r.stdout.strip() == "2 2"  # usage; no such file
+    # an error that is not a missing API keeps Python's traceback and exit status
     assert r.returncode == 1 and "Traceback" in r.stderr and "ValueError: boom" in r.stderr
 
 
@@ -87,3 +85,101 @@ print("ok")
     r = _run(code=code)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "ok"
+
+
+# --- compatibility names, against torch -----------------------------------------------------------
+
+torch = pytest.importorskip("torch")
+import numpy as np
+
+import dynagrad as dg
+
+LEGACY = ["FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor", "ShortTensor",
+          "CharTensor", "ByteTensor", "BoolTensor"]
+
+
+@pytest.mark.parametrize("name", LEGACY)
+def test_legacy_tensor_types_construct_as_torch(name):
+    ours, theirs = getattr(dg, name), getattr(torch, name)
+    a, b = ours([1, 0, 2]), theirs([1, 0, 2])
+    assert str(a.dtype).split(".")[1] == str(b.dtype).split(".")[1]
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
+    assert tuple(ours(2, 3).shape) == tuple(theirs(2, 3).shape) == (2, 3)
+    assert tuple(ours(dg.Size([4])).shape) == (4,)
+    assert tuple(ours().shape) == tuple(theirs().shape) == (0,)
+    assert ours(a) is a  # a tensor of the right dtype is returned as it is
+    assert isinstance(a, ours) and isinstance(b, theirs)
+    other = "DoubleTensor" if name != "DoubleTensor" else "FloatTensor"
+    assert not isinstance(a, getattr(dg, other)) and not isinstance(b, getattr(torch, other))
+    assert not isinstance([1], ours)
+
+
+def test_legacy_tensor_type_rejects_another_dtype_like_torch():
+    with pytest.raises(TypeError):
+        torch.FloatTensor(torch.ones(2, dtype=torch.float64))
+    with pytest.raises(TypeError):
+        dg.FloatTensor(dg.ones(2, dtype=dg.float64))
+
+
+def test_accelerator_answers_from_cuda():
+    assert dg.accelerator.is_available() == dg.cuda.is_available()
+    if not dg.cuda.is_available():  # as torch's CPU build answers
+        assert dg.accelerator.device_count() == torch.accelerator.device_count() == 0
+        assert dg.accelerator.current_accelerator() is torch.accelerator.current_accelerator()
+        for fn in ("current_device_index", "synchronize", "empty_cache", "memory_allocated"):
+            with pytest.raises(RuntimeError, match="Cannot access accelerator device when none "
+                                                   "is available."):
+                getattr(dg.accelerator, fn)()
+    else:
+        assert dg.accelerator.current_accelerator() == dg.device("cuda")
+        assert dg.accelerator.device_count() == dg.cuda.device_count()
+    public = {n for n in dir(torch.accelerator) if not n.startswith("_")}
+    assert set(dg.accelerator.__all__) <= public
+
+
+def test_safe_globals_like_torch():
+    class Mine:
+        pass
+    s = dg.serialization
+    s.clear_safe_globals()
+    try:
+        s.add_safe_globals([Mine])
+        assert s.get_safe_globals() == [Mine]
+        with s.safe_globals([(dict, "builtins.dict")]):
+            assert s.get_safe_globals() == [Mine, (dict, "builtins.dict")]
+        assert s.get_safe_globals() == [Mine]
+        with pytest.raises(TypeError, match="not iterable"):
+            s.add_safe_globals(3)
+    finally:
+        s.clear_safe_globals()
+    assert s.get_safe_globals() == []
+
+
+def test_generator_device():
+    assert dg.Generator().device == dg.device("cpu")
+    assert str(dg.Generator().device) == str(torch.Generator().device)
+
+
+def test_backends_flags_as_torch():
+    b, tb = dg.backends, torch.backends
+    for name in ("enabled", "benchmark", "deterministic", "allow_tf32"):  # torch's defaults
+        assert getattr(b.cudnn, name) == getattr(tb.cudnn, name), name
+    assert b.mps.is_available() is False and b.mkldnn.is_available() is False
+    assert b.cudnn.is_available() is False and b.openmp.is_available() is False
+    before = dg.get_float32_matmul_precision()
+    try:
+        # matmul.allow_tf32 is the float32 matmul precision, both ways, as in torch
+        for lib in (dg, torch):
+            lib.backends.cuda.matmul.allow_tf32 = True
+            assert lib.get_float32_matmul_precision() == "high"
+            lib.set_float32_matmul_precision("highest")
+            assert lib.backends.cuda.matmul.allow_tf32 is False
+            lib.set_float32_matmul_precision("medium")
+            assert lib.backends.cuda.matmul.allow_tf32 is True
+        # cudnn.deterministic is not use_deterministic_algorithms, in torch nor here
+        b.cudnn.deterministic, tb.cudnn.deterministic = True, True
+        assert dg.are_deterministic_algorithms_enabled() is torch.are_deterministic_algorithms_enabled() is False
+    finally:
+        b.cudnn.deterministic, tb.cudnn.deterministic = False, False
+        dg.set_float32_matmul_precision(before)
+        torch.set_float32_matmul_precision("highest")
