@@ -7,7 +7,8 @@ dynagrad has no file of that name (``torch.nn.modules.sparse``, ``torch.optim.ad
 nearest dynagrad package above it and then in that package's parents, down to (not including)
 ``dynagrad`` itself: ``torch.nn.modules.sparse.Embedding is dynagrad.nn.Embedding``. A real
 module on such a path also answers, from the same packages, the names PyTorch keeps there and
-dynagrad keeps elsewhere (``torch.nn.modules.activation.MultiheadAttention``). A path with no
+dynagrad keeps elsewhere (``torch.nn.modules.activation.MultiheadAttention``; only under
+``torch.nn.modules``, ``torch.optim``, ``torch.utils.data`` and ``torch.distributions``). A path with no
 dynagrad package above it (``torch.onnx``) is not found.
 
 The script runs as ``python SCRIPT ARGS`` would run it: ``__name__ == "__main__"``, its folder
@@ -43,6 +44,10 @@ import types
 __all__ = ["install", "run_script", "uninstall"]
 
 _ROOT = "dynagrad"
+# packages whose modules, in PyTorch, hold names that dynagrad keeps in another file of the same
+# package: a real dynagrad module under one of these also answers names from the packages above it
+_LAYOUT = ("dynagrad.nn.modules.", "dynagrad.optim.", "dynagrad.utils.data.",
+           "dynagrad.distributions.")
 _HERE = os.path.dirname(os.path.abspath(__file__))  # the dynagrad package folder
 
 
@@ -132,7 +137,7 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             mod = _AliasModule(spec.name, f"PyTorch's {spec.name}, answered by dynagrad")
             mod._spaces = spaces
             return mod
-        if spaces and "__getattr__" not in vars(real):
+        if spaces and dg_name.startswith(_LAYOUT) and "__getattr__" not in vars(real):
             # PyTorch keeps some names in this file that dynagrad keeps elsewhere in the package
             def fallback(attr, _name=real.__name__, _spaces=spaces):
                 return _lookup(_name, _spaces, attr)

@@ -22,4 +22,15 @@ assert DataLoader is torch.utils.data.DataLoader
 assert F is dynagrad.nn.functional
 assert torch.linalg is dynagrad.linalg
 assert torch.distributions is dynagrad.distributions
+# a real module outside PyTorch's re-exporting packages answers only its own names
+assert not hasattr(F, "Linear")
+# compatibility names scripts touch
+import torch.backends.cudnn
+from torch.serialization import safe_globals
+
+torch.backends.cudnn.benchmark = True
+assert torch.backends.cudnn is dynagrad.backends.cudnn
+device = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else "cpu"
+with safe_globals([dict]):
+    assert isinstance(torch.FloatTensor([1, 2]).to(device), torch.Tensor)
 print("deep paths ok")
