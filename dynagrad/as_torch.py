@@ -192,7 +192,7 @@ def _missing_api(exc: BaseException) -> str | None:
     """The torch name ``exc`` says is missing, or None when ``exc`` is not about a missing API."""
     if isinstance(exc, ImportError):
         m = _MISSING_NAME.search(str(exc))
-        if m:
+        if m and m.group(2).startswith(("torch", _ROOT)):
             return f"{_to_torch(m.group(2))}.{m.group(1)}"
         if exc.name and (exc.name == "torch" or exc.name.startswith(("torch.", _ROOT + "."))):
             return _to_torch(exc.name)
@@ -201,14 +201,13 @@ def _missing_api(exc: BaseException) -> str | None:
         obj = getattr(exc, "obj", None)
         if isinstance(obj, types.ModuleType) and obj.__name__.startswith(("torch", _ROOT)):
             return f"{_to_torch(obj.__name__)}.{exc.name}"
-        root = sys.modules.get(_ROOT)
-        for cls in type(obj).__mro__ if obj is not None else ():
-            if cls.__module__.startswith(_ROOT):  # a dynagrad object: Tensor, a Module, ...
-                owner = "torch.Tensor" if isinstance(obj, root.Tensor) else \
-                    f"{_to_torch(cls.__module__)}.{cls.__qualname__}"
-                return f"{owner}.{exc.name}"
-        if isinstance(obj, type) and obj.__module__.startswith(_ROOT):
-            return f"{_to_torch(obj.__module__)}.{obj.__qualname__}.{exc.name}"
+        # an object of a dynagrad class (not of a script's subclass, whose missing attribute is
+        # the script's own bug) or a dynagrad class itself
+        cls = obj if isinstance(obj, type) else type(obj)
+        if cls.__module__.startswith(_ROOT):
+            owner = "torch.Tensor" if cls is sys.modules[_ROOT].Tensor else \
+                f"{_to_torch(cls.__module__)}.{cls.__qualname__}"
+            return f"{owner}.{exc.name}"
     return None
 
 

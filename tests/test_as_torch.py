@@ -36,6 +36,8 @@ def test_deep_module_paths_give_dynagrads_own_objects():
 @pytest.mark.parametrize("script,line,api", [
     ("missing_api.py", 5, "torch.no_such_function"),
     ("missing_import.py", 2, "torch.no_such_module"),
+    ("missing_method.py", 4, "torch.Tensor.no_such_method"),
+    ("missing_name.py", 1, "torch.nn.modules.sparse.NoSuchLayer"),
 ])
 def test_missing_api_gives_one_line_and_exit_1(script, line, api):
     path = os.path.join(SCRIPTS, script)
@@ -50,6 +52,9 @@ def test_missing_api_gives_one_line_and_exit_1(script, line, api):
 def test_usage_missing_script_and_other_errors_keep_their_traceback(tmp_path):
     bad = tmp_path / "err.py"
     bad.write_text('raise ValueError("boom")\n')
+    own = tmp_path / "own.py"  # a script's own missing attribute is its bug, not a missing API
+    own.write_text("import torch\n\n\nclass Net(torch.nn.Module):\n    pass\n\n\n"
+                   "Net().no_such_attr\n")
     nope = str(tmp_path / "nope.py")
     code = ("import sys, dynagrad.as_torch as a\n"
             f"print(a.main([]), a.main([{nope!r}]))\n"
@@ -58,6 +63,9 @@ def test_usage_missing_script_and_other_errors_keep_their_traceback(tmp_path):
     assert r.stdout.strip() == "2 2"  # usage; no such file
     # an error that is not a missing API keeps Python's traceback and exit status
     assert r.returncode == 1 and "Traceback" in r.stderr and "ValueError: boom" in r.stderr
+    r = _run(str(own))
+    assert r.returncode == 1 and "Traceback" in r.stderr
+    assert "'Net' object has no attribute 'no_such_attr'" in r.stderr
 
 
 def test_install_and_uninstall_in_a_notebook_process():
