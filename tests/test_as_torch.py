@@ -1,6 +1,7 @@
 """``python -m dynagrad.as_torch``: unmodified torch scripts (tests/data/as_torch/) run on dynagrad.
 
 Every run is a subprocess, so ``torch`` is never aliased in the test process itself."""
+import json
 import os
 import subprocess
 import sys
@@ -33,20 +34,39 @@ def test_deep_module_paths_give_dynagrads_own_objects():
     assert r.stdout.strip() == "deep paths ok"
 
 
-@pytest.mark.parametrize("script,line,api", [
-    ("missing_api.py", 5, "torch.no_such_function"),
-    ("missing_import.py", 2, "torch.no_such_module"),
-    ("missing_method.py", 4, "torch.Tensor.no_such_method"),
-    ("missing_name.py", 1, "torch.nn.modules.sparse.NoSuchLayer"),
-])
-def test_missing_api_gives_one_line_and_exit_1(script, line, api):
+MISSING = [("missing_api.py", 5, "torch.no_such_function"),
+           ("missing_import.py", 2, "torch.no_such_module"),
+           ("missing_method.py", 4, "torch.Tensor.no_such_method"),
+           ("missing_name.py", 1, "torch.nn.modules.sparse.NoSuchLayer")]
+
+
+def _check_one_line(stderr, script, line, api):
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
     path = os.path.join(SCRIPTS, script)
-    r = _run(path)
-    assert r.returncode == 1
-    lines = r.stderr.strip().splitlines()
-    assert len(lines) == 1, r.stderr
     assert lines[0].startswith(f"dynagrad.as_torch: {path}:{line}: {api} is not provided")
-    assert "Traceback" not in r.stderr
+    assert "Traceback" not in stderr
+
+
+def test_missing_api_gives_one_line_and_exit_1():
+    script, line, api = MISSING[0]
+    r = _run(os.path.join(SCRIPTS, script))  # the command line itself
+    assert r.returncode == 1
+    _check_one_line(r.stderr, script, line, api)
+    # the other kinds of missing API, in one process (each start costs an import of dynagrad)
+    paths = [os.path.join(SCRIPTS, m[0]) for m in MISSING[1:]]
+    code = ("import contextlib, io, json, dynagrad.as_torch as a\n"
+            "out = []\n"
+            f"for p in {paths!r}:\n"
+            "    err = io.StringIO()\n"
+            "    with contextlib.redirect_stderr(err):\n"
+            "        out.append((a.main([p]), err.getvalue()))\n"
+            "print(json.dumps(out))")
+    r = _run(code=code)
+    assert r.returncode == 0, r.stderr
+    for (rc, stderr), (script, line, api) in zip(json.loads(r.stdout), MISSING[1:]):
+        assert rc == 1
+        _check_one_line(stderr, script, line, api)
 
 
 def test_usage_missing_script_and_other_errors_keep_their_traceback(tmp_path):
