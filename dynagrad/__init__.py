@@ -51,7 +51,8 @@ with _collection_paused():
     from . import distributions, fft, linalg
     from .ops.fft import (bartlett_window, blackman_window, hamming_window, hann_window,
                           kaiser_window)
-    from . import cuda, func
+    from . import accelerator, backends, cuda, func
+    from .tensor_types import *  # noqa: F401,F403  (FloatTensor, LongTensor ...)
     from .control_flow import cond, while_loop
     from .func import vmap
     from .serialization import load, save

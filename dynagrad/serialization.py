@@ -40,7 +40,8 @@ from .device import as_device
 from .kernels.buffers import host
 from .tensor import Size, Tensor, _wrap
 
-__all__ = ["save", "load", "save_safetensors", "load_safetensors"]
+__all__ = ["add_safe_globals", "clear_safe_globals", "get_safe_globals", "load", "load_safetensors",
+           "safe_globals", "save", "save_safetensors"]
 
 FileLike = Union[str, os.PathLike, BinaryIO]
 
@@ -538,3 +539,51 @@ def load_safetensors(f: FileLike, *, return_metadata: bool = False):
     metadata, tensors, _ = _read_all(f, "load_safetensors")
     return (tensors, dict(metadata)) if return_metadata else tensors
 
+
+
+# --- PyTorch's weights-only allow-list ----------------------------------------------------------
+# ``torch.load(weights_only=True)`` unpickles only allow-listed globals. dynagrad's format holds no
+# code, so the list is never consulted: it is kept, with PyTorch's functions, so that scripts which
+# register their classes before loading run unchanged.
+
+_SAFE_GLOBALS: list = []
+
+
+def _checked_globals(safe_globals, op: str) -> list:
+    items = list(safe_globals)  # PyTorch's TypeError for a non-iterable ("'int' object is not ...")
+    for g in items:
+        ok = callable(g) or (isinstance(g, tuple) and len(g) == 2 and callable(g[0])
+                             and isinstance(g[1], str))
+        if not ok:
+            raise TypeError(f"{op}: expected a class or function, or a (class or function, name) "
+                            f"pair, got {g!r}")
+    return items
+
+
+def add_safe_globals(safe_globals) -> None:
+    """Add classes/functions to the weights-only allow-list (recorded; see above)."""
+    _SAFE_GLOBALS.extend(_checked_globals(safe_globals, "add_safe_globals"))
+
+
+def get_safe_globals() -> list:
+    """The allow-list, as a new list."""
+    return list(_SAFE_GLOBALS)
+
+
+def clear_safe_globals() -> None:
+    """Empty the allow-list."""
+    _SAFE_GLOBALS.clear()
+
+
+class safe_globals:  # (PyTorch's name, a lower-case class)
+    """``with safe_globals([MyClass]): ...`` extends the allow-list inside the block only."""
+
+    def __init__(self, safe_globals) -> None:
+        self.safe_globals = _checked_globals(safe_globals, "safe_globals")
+
+    def __enter__(self) -> None:
+        self._saved = list(_SAFE_GLOBALS)
+        _SAFE_GLOBALS.extend(self.safe_globals)
+
+    def __exit__(self, *exc) -> None:
+        _SAFE_GLOBALS[:] = self._saved

@@ -1,0 +1,2 @@
+import torch
+import torch.no_such_module  # noqa: F401

@@ -1,0 +1,1 @@
+from torch.nn.modules.sparse import NoSuchLayer  # noqa: F401
