@@ -169,6 +169,26 @@ def test_random_sampler_replacement_statistics():
     np.testing.assert_allclose(counts / 20000, 0.2, atol=0.015)
 
 
+def test_random_sampler_replacement_is_lazy():
+    """Draws come in small chunks: a huge num_samples costs nothing until iterated (the whole
+    draw at once would ask for 75 GiB), and a count that is not a chunk multiple is exact."""
+    import itertools
+    import time
+    import tracemalloc
+    s = RandomSampler(range(7), replacement=True, num_samples=10**10,
+                      generator=dg.Generator().manual_seed(0))
+    assert len(s) == 10**10
+    tracemalloc.start()
+    t0 = time.perf_counter()
+    head = list(itertools.islice(iter(s), 100))
+    elapsed = time.perf_counter() - t0
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert elapsed < 5 and peak < 10 * 2**20
+    assert len(head) == 100 and all(0 <= i < 7 for i in head)
+    assert len(list(RandomSampler(range(3), replacement=True, num_samples=70))) == 70
+
+
 def test_random_sampler_errors():
     with pytest.raises(ValueError, match="num_samples should be a positive integer value"):
         RandomSampler(range(3), num_samples=0)
