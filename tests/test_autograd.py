@@ -942,10 +942,12 @@ def test_grad_mode_decorators_bind_self_and_wrap_generators(name, torch):
     """Decorated methods bind ``self``; decorated generators run each step in the mode while
     the caller keeps its own mode between steps (checked against torch)."""
     def run(lib):
-        make = {"no_grad": lib.no_grad(), "enable_grad": lib.enable_grad(),
-                "inference_mode": lib.inference_mode(), "set_grad_enabled":
-                lib.set_grad_enabled(False), "bare_no_grad": lib.no_grad,
-                "bare_inference_mode": lib.inference_mode}[name]
+        # built lazily: set_grad_enabled(False) switches grad mode off as soon as it is made
+        make = {"no_grad": lambda: lib.no_grad(), "enable_grad": lambda: lib.enable_grad(),
+                "inference_mode": lambda: lib.inference_mode(),
+                "set_grad_enabled": lambda: lib.set_grad_enabled(False),
+                "bare_no_grad": lambda: lib.no_grad,
+                "bare_inference_mode": lambda: lib.inference_mode}[name]()
 
         class M:
             scale = 3.0
@@ -976,3 +978,4 @@ def test_grad_mode_decorators_bind_self_and_wrap_generators(name, torch):
         out.append(lib.is_grad_enabled())
         return out
     assert run(dg) == run(torch)
+    assert dg.is_grad_enabled() and torch.is_grad_enabled()
