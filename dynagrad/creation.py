@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import numbers
 import warnings
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -28,6 +29,17 @@ __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty"
            "scalar_tensor", "is_tensor", "numel", "get_device"]
 
 
+def _is_sequence(x) -> bool:
+    """Whether ``tensor()`` reads ``x`` as a sequence of elements, as PyTorch does: lists,
+    tuples and any other sequence (``deque``, ``range``, ``array.array``, ``memoryview``, a class
+    with ``__len__`` and ``__getitem__``), but not text, bytes or mappings."""
+    if isinstance(x, (list, tuple)):
+        return True
+    if isinstance(x, (str, bytes, bytearray, Mapping, Tensor, np.ndarray, np.generic)):
+        return False
+    return isinstance(x, Sequence) or (hasattr(x, "__len__") and hasattr(x, "__getitem__"))
+
+
 def _infer_dtype(data) -> DType:
     """dtype PyTorch infers from Python data: bool, int64, or the default float dtype."""
     kinds = set()
@@ -36,7 +48,7 @@ def _infer_dtype(data) -> DType:
         x = stack.pop()
         if isinstance(x, Tensor):
             kinds.add(("t", x.dtype))
-        elif isinstance(x, (list, tuple)):
+        elif _is_sequence(x):
             stack.extend(x)
         elif isinstance(x, (np.ndarray, np.generic)):  # NumPy scalars keep their dtype too
             kinds.add(("t", dtypes.from_numpy_dtype(x.dtype)))
@@ -62,10 +74,11 @@ def _infer_dtype(data) -> DType:
 def _to_numpy(data):
     if isinstance(data, Tensor):
         return host(data._data)
-    if isinstance(data, (list, tuple)):
+    if _is_sequence(data):
+        data = data if isinstance(data, list) else list(data)
         try:
             return np.array([_to_numpy(x) for x in data]) if any(
-                isinstance(x, (Tensor, list, tuple)) for x in data) else np.array(data)
+                isinstance(x, Tensor) or _is_sequence(x) for x in data) else np.array(data)
         except ValueError:
             raise ValueError(f"tensor(): {_ragged(data)}") from None
     return np.asarray(data)
@@ -75,7 +88,7 @@ def _ragged(data) -> str:
     """Where nested sequences stop being rectangular, for the error message."""
     level, dim = [data], 0
     while level:
-        seqs = [x for x in level if isinstance(x, (list, tuple)) or getattr(x, "ndim", 0)]
+        seqs = [x for x in level if _is_sequence(x) or getattr(x, "ndim", 0)]
         if len(seqs) != len(level):
             return f"expected a sequence at dim {dim} for every element (got a mix of sequences "\
                    "and scalars)"
@@ -100,9 +113,7 @@ def tensor(data, *, dtype: DType | None = None, device=None, requires_grad: bool
         out = src.to(dev if device is not None else src.device, dtype or src.dtype, copy=True)
         return out.requires_grad_() if requires_grad else out
     if dtype is None:
-        if isinstance(data, np.ndarray):
-            dtype = dtypes.from_numpy_dtype(data.dtype)
-        elif isinstance(data, np.generic):
+        if isinstance(data, np.ndarray) or isinstance(data, np.generic):
             dtype = dtypes.from_numpy_dtype(data.dtype)
         else:
             dtype = _infer_dtype(data)

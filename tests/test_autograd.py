@@ -934,3 +934,48 @@ def test_fresh_gradients_become_grad_without_copy_but_never_alias():
     (b + 0).backward(user_grad)  # identity backward hands the user's tensor on
     b.grad.mul_(3)
     assert user_grad.tolist() == [1.0, 1.0, 1.0]
+
+
+@pytest.mark.parametrize("name", ["no_grad", "enable_grad", "inference_mode",
+                                  "set_grad_enabled", "bare_no_grad", "bare_inference_mode"])
+def test_grad_mode_decorators_bind_self_and_wrap_generators(name, torch):
+    """Decorated methods bind ``self``; decorated generators run each step in the mode while
+    the caller keeps its own mode between steps (checked against torch)."""
+    def run(lib):
+        # built lazily: set_grad_enabled(False) switches grad mode off as soon as it is made
+        make = {"no_grad": lambda: lib.no_grad(), "enable_grad": lambda: lib.enable_grad(),
+                "inference_mode": lambda: lib.inference_mode(),
+                "set_grad_enabled": lambda: lib.set_grad_enabled(False),
+                "bare_no_grad": lambda: lib.no_grad,
+                "bare_inference_mode": lambda: lib.inference_mode}[name]()
+
+        class M:
+            scale = 3.0
+
+            @make
+            def gen(self, t):
+                return (t * self.scale).requires_grad, lib.is_grad_enabled()
+
+            @make
+            def steps(self, n):
+                got = yield lib.is_grad_enabled()
+                for _ in range(n):
+                    got = yield (got, lib.is_grad_enabled())
+                return "done"
+
+        x = lib.ones(2, requires_grad=True)
+        out = [M().gen(x)]
+        with lib.no_grad():
+            out.append(M().gen(x))
+        g = M().steps(2)
+        out.append(next(g))
+        out.append(lib.is_grad_enabled())
+        out.append(g.send("a"))
+        out.append(g.send("b"))
+        with pytest.raises(StopIteration) as stop:
+            next(g)
+        out.append(stop.value.value)
+        out.append(lib.is_grad_enabled())
+        return out
+    assert run(dg) == run(torch)
+    assert dg.is_grad_enabled() and torch.is_grad_enabled()

@@ -340,3 +340,31 @@ def test_inplace_uniform_and_normal():
     g = dg.Generator().manual_seed(3)
     a = dg.zeros(3).normal_(generator=g).tolist()
     assert dg.zeros(3).normal_(generator=dg.Generator().manual_seed(3)).tolist() == a
+
+
+def test_tensor_accepts_any_sequence_like_torch(torch):
+    """deque, range, array.array, memoryview, a __len__/__getitem__ class and NumPy scalars
+    inside lists give torch's values and dtypes."""
+    import array
+    import collections
+
+    class Pair:
+        def __len__(self):
+            return 2
+
+        def __getitem__(self, i):
+            if i >= 2:
+                raise IndexError(i)
+            return i * 1.5
+
+    def cases():
+        return [collections.deque([1, 2]), range(3), array.array("f", [1, 2]),
+                array.array("i", [3, 4]), memoryview(b"ab"), Pair(),
+                [np.float32(1), np.float32(2)], [range(2), collections.deque([5, 6])],
+                (collections.deque([1.5]), [2]), np.int64(3)]
+    for ours, ref in zip(cases(), cases()):
+        got, want = dg.tensor(ours), torch.tensor(ref)
+        assert got.tolist() == want.tolist(), ref
+        assert str(got.dtype).split(".")[1] == str(want.dtype).split(".")[1], ref
+    with pytest.raises(ValueError, match=r"expected sequence of length 2 at dim 1 \(got 1\)"):
+        dg.tensor([range(2), range(1)])

@@ -13,6 +13,7 @@ Example:
 from __future__ import annotations
 
 import functools
+import inspect
 
 # One flag read on every op: a one-element list is the cheapest mutable global to test.
 GRAD_ENABLED = [True]
@@ -27,16 +28,64 @@ def is_inference_mode_enabled() -> bool:
     return INFERENCE[0]
 
 
-class _Mode:
-    """Base: set the flag on enter, restore on exit; usable as ``@decorator`` or ``@decorator()``."""
+def _decorate(make_mode, func):
+    """Wrap ``func`` so each call runs inside a fresh ``make_mode()`` context.
 
-    def __init__(self, func=None):
-        self._func = func
-        if func is not None:
-            functools.update_wrapper(self, func)
+    The wrapper is a plain function, so on a class it binds ``self`` like any method. A
+    generator function gets a generator wrapper that enters the mode around each resume of the
+    inner generator only (the caller's code between ``next`` calls runs in the caller's mode),
+    as PyTorch does.
+    """
+    if not callable(func):
+        raise TypeError(f"a grad-mode decorator wraps a function, got {type(func).__name__}")
+    if inspect.isgeneratorfunction(func):
+        @functools.wraps(func)
+        def generator_wrapper(*args, **kwargs):
+            gen = func(*args, **kwargs)
+            try:
+                with make_mode():
+                    response = next(gen)
+                while True:
+                    try:
+                        request = yield response
+                    except GeneratorExit:
+                        with make_mode():
+                            gen.close()
+                        raise
+                    except BaseException as exc:  # noqa: BLE001 -- thrown in by the caller: pass it on
+                        with make_mode():
+                            response = gen.throw(exc)
+                    else:
+                        with make_mode():
+                            response = gen.send(request)
+            except StopIteration as stop:
+                return stop.value
+        return generator_wrapper
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        with make_mode():
+            return func(*args, **kwargs)
+    return wrapper
+
+
+class _Mode:
+    """Base: set the flag on enter, restore on exit; usable as ``@decorator`` or ``@decorator()``.
+
+    Each decorated call enters a fresh instance (an instance keeps the state it restores, so
+    sharing one would break recursion and threads).
+    """
+
+    def __new__(cls, func=None):
+        if func is not None:  # bare ``@no_grad``: the result is the wrapped function
+            return _decorate(cls, func)
+        return super().__new__(cls)
 
     def _target(self) -> bool:
         raise NotImplementedError
+
+    def _fresh(self) -> _Mode:
+        return type(self)()
 
     def __enter__(self):
         self._prev = (GRAD_ENABLED[0], INFERENCE[0])
@@ -47,14 +96,8 @@ class _Mode:
         GRAD_ENABLED[0], INFERENCE[0] = self._prev
         return False
 
-    def __call__(self, *args, **kwargs):
-        if self._func is None:  # used as @mode() around a function
-            if kwargs or len(args) != 1 or not callable(args[0]):
-                name = type(self).__name__
-                raise TypeError(f"{name}() decorates a function: use it as @{name}()")
-            return type(self)(args[0])
-        with type(self)():
-            return self._func(*args, **kwargs)
+    def __call__(self, func):
+        return _decorate(self._fresh, func)
 
 
 class no_grad(_Mode):
@@ -75,25 +118,24 @@ class inference_mode(_Mode):
     """Like ``no_grad``; ``inference_mode(False)`` turns inference mode off and grad mode on (as
     PyTorch's does, even inside ``no_grad``)."""
 
-    def __init__(self, mode=True, func=None):
+    def __new__(cls, mode=True):
         if callable(mode):  # bare ``@inference_mode``
-            mode, func = True, mode
+            return _decorate(cls, mode)
+        return object.__new__(cls)
+
+    def __init__(self, mode=True):
         self._on = bool(mode)
-        super().__init__(func)
 
     def _target(self) -> bool:
         return not self._on
+
+    def _fresh(self) -> inference_mode:
+        return inference_mode(self._on)
 
     def __enter__(self):
         super().__enter__()
         INFERENCE[0] = self._on
         return self
-
-    def __call__(self, *args, **kwargs):
-        if self._func is None:  # ``@inference_mode(mode)`` keeps its mode
-            return inference_mode(self._on, args[0])
-        with inference_mode(self._on):
-            return self._func(*args, **kwargs)
 
 
 class set_grad_enabled:
@@ -113,9 +155,4 @@ class set_grad_enabled:
 
     def __call__(self, func):
         GRAD_ENABLED[0] = self._prev  # as a decorator it changes the mode only during calls
-
-        @functools.wraps(func)
-        def wrapper(*args, **kwargs):
-            with set_grad_enabled(self._mode):
-                return func(*args, **kwargs)
-        return wrapper
+        return _decorate(lambda: set_grad_enabled(self._mode), func)

@@ -169,6 +169,26 @@ def test_random_sampler_replacement_statistics():
     np.testing.assert_allclose(counts / 20000, 0.2, atol=0.015)
 
 
+def test_random_sampler_replacement_is_lazy():
+    """Draws come in small chunks: a huge num_samples costs nothing until iterated (the whole
+    draw at once would ask for 75 GiB), and a count that is not a chunk multiple is exact."""
+    import itertools
+    import time
+    import tracemalloc
+    s = RandomSampler(range(7), replacement=True, num_samples=10**10,
+                      generator=dg.Generator().manual_seed(0))
+    assert len(s) == 10**10
+    tracemalloc.start()
+    t0 = time.perf_counter()
+    head = list(itertools.islice(iter(s), 100))
+    elapsed = time.perf_counter() - t0
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert elapsed < 5 and peak < 10 * 2**20
+    assert len(head) == 100 and all(0 <= i < 7 for i in head)
+    assert len(list(RandomSampler(range(3), replacement=True, num_samples=70))) == 70
+
+
 def test_random_sampler_errors():
     with pytest.raises(ValueError, match="num_samples should be a positive integer value"):
         RandomSampler(range(3), num_samples=0)
@@ -216,3 +236,45 @@ def test_ordered_dict_samples_keep_type():
     from dynagrad.utils.data import default_collate
     out = default_collate([collections.OrderedDict(a=1), collections.OrderedDict(a=2)])
     assert type(out) is collections.OrderedDict and out["a"].tolist() == [1, 2]
+
+
+class _Batched:
+    """A dataset with a batched fetch (records which path was used)."""
+
+    def __init__(self, n):
+        self.n, self.batched = n, 0
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        return i * 10
+
+    def __getitems__(self, indices):
+        self.batched += 1
+        return [i * 10 for i in indices]
+
+
+def test_stack_dataset_matches_torch():
+    from dynagrad.utils.data import DataLoader, StackDataset
+    ours_b, theirs_b = _Batched(4), _Batched(4)
+    for ours, theirs in [(StackDataset(ours_b, "abcd"), tdata.StackDataset(theirs_b, "abcd")),
+                         (StackDataset(x=ours_b, y=[1.5] * 4), tdata.StackDataset(
+                             x=theirs_b, y=[1.5] * 4))]:
+        assert len(ours) == len(theirs) == 4
+        assert ours[2] == theirs[2]
+        assert ours.__getitems__([3, 0]) == theirs.__getitems__([3, 0])
+    assert ours_b.batched == theirs_b.batched == 2  # the inner batched fetch is used
+    # through a DataLoader: default_collate of tuples and of dicts
+    ds = StackDataset(dg.arange(6.0).reshape(3, 2), [0, 1, 2])
+    (x, y), = list(DataLoader(ds, batch_size=3))
+    (tx, ty), = list(torch.utils.data.DataLoader(
+        tdata.StackDataset(torch.arange(6.0).reshape(3, 2), [0, 1, 2]), batch_size=3))
+    assert x.tolist() == tx.tolist() and y.tolist() == ty.tolist()
+    for args, kwargs, match in [((), {}, "At least one dataset should be passed"),
+                                (([1],), {"a": [1]}, "but both types are given"),
+                                (([1], [1, 2]), {}, "Size mismatch between datasets"),
+                                ((), {"a": [1], "b": []}, "Size mismatch between datasets")]:
+        for cls in (StackDataset, tdata.StackDataset):
+            with pytest.raises(ValueError, match=match):
+                cls(*args, **kwargs)

@@ -311,3 +311,29 @@ def test_spawn_with_unpicklable_dataset_explains_itself():
     with pytest.raises(RuntimeError, match="(?s)'spawn' start method.*must be defined at module "
                                            "level"):
         iter(DataLoader(Local(), num_workers=1, multiprocessing_context="spawn"))
+
+
+@pytest.mark.parametrize("where", ["first_index", "loop_body"])
+def test_error_with_live_workers_exits_instead_of_hanging(where):
+    """A sampler that raises while the first batches are queued, or the user's loop raising
+    while the workers run: the script prints the error and exits with it (the first used to
+    hang at exit). Run in a subprocess, bounded by a timeout."""
+    import subprocess
+    import sys
+    code = (
+        "import sys\n"
+        "from dynagrad.utils.data import DataLoader, Sampler\n"
+        f"where = {where!r}\n"
+        "class Bad(Sampler):\n"
+        "    def __len__(self): return 20\n"
+        "    def __iter__(self):\n"
+        "        if where == 'first_index': raise ValueError('sampler broke')\n"
+        "        yield from range(10)\n"
+        "        if where == 'mid_epoch': raise ValueError('sampler broke')\n"
+        "        yield from range(10)\n"
+        "loader = DataLoader(list(range(20)), sampler=Bad(), num_workers=2)\n"
+        "for batch in loader:\n"
+        "    if where == 'loop_body': raise ValueError('sampler broke')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                         check=False)
+    assert out.returncode == 1 and out.stderr.rstrip().endswith("ValueError: sampler broke")

@@ -49,6 +49,9 @@ CASES = [
     ("ASGD", dict(lr=0.05, lambd=0.01, alpha=0.5, t0=5, weight_decay=0.1)),
     ("Rprop", dict(lr=0.05)),
     ("Rprop", dict(lr=0.05, etas=(0.3, 1.5), step_sizes=(1e-3, 0.2), maximize=True)),
+    ("Adafactor", dict(lr=0.05)),
+    ("Adafactor", dict(lr=0.3, beta2_decay=-0.5, eps=(1e-6, 1e-2), d=1.5, weight_decay=0.1,
+                       maximize=True)),
 ]
 IDS = [f"{name}-{i}" for i, (name, _) in enumerate(CASES)]
 TOL = {"float64": dict(rtol=1e-10, atol=1e-12), "float32": dict(rtol=2e-4, atol=2e-5)}
@@ -208,3 +211,72 @@ def test_step_returns_closure_loss_and_runs_it_with_grad_enabled():
         loss = opt.step(closure)
     assert seen == [True]
     assert abs(loss.item() - loss_of(dg, make_dg("float64"), "float64").item()) < 1e-12
+
+
+def _numpy_muon(ws, grads_of, steps, lr, weight_decay, momentum, nesterov, adjust):
+    """Muon in float64 NumPy: the reference for the exact algorithm (PyTorch's own iteration
+    runs in bfloat16, so it is compared more loosely below)."""
+    a, b, c = 3.4445, -4.7750, 2.0315
+    bufs = [np.zeros_like(w) for w in ws]
+    for _ in range(steps):
+        for w, buf, g in zip(ws, bufs, grads_of(ws)):
+            buf += (1 - momentum) * (g - buf)
+            u = g + momentum * (buf - g) if nesterov else buf.copy()
+            tall = u.shape[0] > u.shape[1]
+            x = u.T if tall else u
+            x = x / max(np.linalg.norm(x), 1e-7)
+            for _ in range(5):
+                gram = x @ x.T
+                x = a * x + (b * gram + c * gram @ gram) @ x
+            u = x.T if tall else x
+            rows, cols = w.shape
+            scale = 0.2 * np.sqrt(max(rows, cols)) if adjust else np.sqrt(max(1, rows / cols))
+            w *= 1 - lr * weight_decay
+            w -= lr * scale * u
+    return ws
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("kwargs", [dict(lr=0.02), dict(lr=0.05, weight_decay=0.2, momentum=0.8,
+                                                        nesterov=False,
+                                                        adjust_lr_fn="match_rms_adamw")])
+def test_muon_matches_reference_and_torch(kwargs, dtype):
+    w0, v0 = W0, RNG.standard_normal((5, 2))  # a wide and a tall matrix
+    A = np.arange(10.0).reshape(5, 2)
+
+    def loss(lib, w, v):
+        return (w ** 3).sum() + (v * lib.tensor(A, dtype=getattr(lib, dtype))).sum() ** 2
+
+    def trajectory(lib, opt_cls):
+        dt = getattr(lib, dtype)
+        w, v = (lib.tensor(a, dtype=dt, requires_grad=True) for a in (w0, v0))
+        opt = opt_cls([w, v], **kwargs)
+        for _ in range(3):
+            opt.zero_grad()
+            loss(lib, w, v).backward()
+            opt.step()
+        return opt, [w.detach().numpy().copy(), v.detach().numpy().copy()]
+
+    opt, ours = trajectory(dg, optim.Muon)
+    topt, theirs = trajectory(torch, torch.optim.Muon)
+    ref = _numpy_muon([w0.copy(), v0.copy()],
+                      lambda ws: [3 * ws[0] ** 2, 2 * (ws[1] * A).sum() * A],
+                      3, kwargs["lr"], kwargs.get("weight_decay", 0.1),
+                      kwargs.get("momentum", 0.95), kwargs.get("nesterov", True),
+                      "adjust_lr_fn" in kwargs)
+    for a, r, t in zip(ours, ref, theirs):
+        np.testing.assert_allclose(a, t, rtol=0, atol=0.1 * kwargs["lr"])  # bfloat16
+        np.testing.assert_allclose(a, r, **TOL[dtype])
+        np.testing.assert_allclose(a, t, rtol=0, atol=0.1 * kwargs["lr"])  # bfloat16
+    sd, tsd = opt.state_dict(), topt.state_dict()
+    assert sd["param_groups"] == tsd["param_groups"]
+    assert {i: sorted(s) for i, s in sd["state"].items()} == \
+        {i: sorted(s) for i, s in tsd["state"].items()} == {0: ["momentum_buffer"],
+                                                              1: ["momentum_buffer"]}
+
+
+def test_muon_rejects_what_torch_rejects():
+    with pytest.raises(ValueError, match="Muon only supports 2D parameters"):
+        optim.Muon([dg.zeros(3, requires_grad=True)])
+    with pytest.raises(ValueError, match="Adjust learning rate function x is not supported"):
+        optim.Muon([dg.zeros(2, 2, requires_grad=True)], adjust_lr_fn="x")

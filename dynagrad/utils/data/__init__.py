@@ -10,13 +10,13 @@ Example:
 """
 from .collate import default_collate, default_convert
 from .dataloader import DataLoader
-from .dataset import (ChainDataset, ConcatDataset, Dataset, IterableDataset, Subset, TensorDataset,
-                      random_split)
+from .dataset import (ChainDataset, ConcatDataset, Dataset, IterableDataset, StackDataset, Subset,
+                      TensorDataset, random_split)
 from .sampler import (BatchSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler,
                       WeightedRandomSampler)
 from .worker import WorkerInfo, get_worker_info
 
-__all__ = ["Dataset", "IterableDataset", "TensorDataset", "ConcatDataset", "ChainDataset", "Subset",
-           "random_split", "DataLoader", "Sampler", "SequentialSampler", "RandomSampler",
-           "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler", "default_collate",
-           "default_convert", "get_worker_info", "WorkerInfo"]
+__all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset",
+           "ChainDataset", "Subset", "random_split", "DataLoader", "Sampler", "SequentialSampler",
+           "RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler",
+           "default_collate", "default_convert", "get_worker_info", "WorkerInfo"]

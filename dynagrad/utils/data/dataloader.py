@@ -24,11 +24,13 @@ Example:
 """
 from __future__ import annotations
 
+import atexit
 import itertools
 import multiprocessing as mp
 import pickle
 import queue
 import time
+import weakref
 from typing import Any, Callable, Iterable
 
 from ...random import Generator
@@ -43,6 +45,22 @@ __all__ = ["DataLoader"]
 # how long shutdown waits for the workers to exit by themselves (a busy worker finishes its
 # current batch first) before terminating them
 _JOIN_TIMEOUT = 2.0
+
+# Iterators whose workers are running. At interpreter exit they are shut down before
+# multiprocessing's own exit handler (atexit runs handlers last-registered first, and
+# multiprocessing registered its handler when it was imported, before this module): an
+# iterator kept alive by a traceback would otherwise be finalized during interpreter teardown,
+# when the queue feeder thread a shutdown message needs can no longer start, and the process
+# would hang after printing the error.
+_LIVE_ITERS: weakref.WeakSet = weakref.WeakSet()
+_EXITING = [False]
+
+
+@atexit.register
+def _shutdown_at_exit() -> None:
+    _EXITING[0] = True
+    for it in list(_LIVE_ITERS):
+        it._shutdown_workers()
 
 
 class _InfiniteConstantSampler(Sampler):
@@ -250,7 +268,14 @@ class _MultiProcessIter(_BaseIter):
                     "pickled, so they must be defined at module level in an importable module "
                     "(not in a notebook cell); 'fork' has no such requirement") from e
             self._workers.append(w)
-        self._start_epoch(resume=False)
+        _LIVE_ITERS.add(self)
+        try:
+            self._start_epoch(resume=False)
+        except BaseException:
+            # a sampler that raises while the first batches are queued: nobody can reach this
+            # half-built iterator to close it, so its workers stop here
+            self._shutdown_workers()
+            raise
 
     def _reset(self, loader: DataLoader, first: bool = False) -> None:
         super()._reset(loader, first)
@@ -282,6 +307,9 @@ class _MultiProcessIter(_BaseIter):
             index = next(self._sampler_iter)
         except StopIteration:
             return
+        except BaseException:
+            self._shutdown_workers()  # the epoch cannot go on: release the workers now
+            raise
         for _ in range(self._num_workers):
             wid = next(self._cycle)
             if self._active[wid]:
@@ -354,10 +382,13 @@ class _MultiProcessIter(_BaseIter):
         if self._shutdown:
             return
         self._shutdown = True
+        _LIVE_ITERS.discard(self)
         try:
             self._done_event.set()
+            # at exit no message is sent (its feeder thread might not start): the workers see
+            # done_event within STATUS_CHECK_INTERVAL, or are terminated below
             for i, q in enumerate(self._index_queues):
-                if i not in self._stopped:
+                if i not in self._stopped and not _EXITING[0]:
                     q.put(None)
             deadline = time.monotonic() + _JOIN_TIMEOUT
             for w in self._workers:

@@ -22,8 +22,8 @@ from typing import Generic, Iterable, Iterator, Sequence, TypeVar
 from ...random import Generator, randperm
 from ...tensor import Tensor
 
-__all__ = ["Dataset", "IterableDataset", "TensorDataset", "ConcatDataset", "ChainDataset",
-           "Subset", "random_split"]
+__all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset",
+           "ChainDataset", "Subset", "random_split"]
 
 T_co = TypeVar("T_co", covariant=True)
 
@@ -86,6 +86,56 @@ class TensorDataset(Dataset):
 
     def __len__(self) -> int:
         return self.tensors[0].size(0)
+
+
+class StackDataset(Dataset):
+    """Samples of several same-length datasets side by side: ``StackDataset(a, b)[i]`` is
+    ``(a[i], b[i])`` and ``StackDataset(x=a, y=b)[i]`` is ``{"x": a[i], "y": b[i]}``.
+
+    Example:
+        >>> StackDataset([1, 2], ["a", "b"])[1]
+        (2, 'b')
+        >>> StackDataset(x=[1, 2], y=["a", "b"])[0]
+        {'x': 1, 'y': 'a'}
+    """
+
+    def __init__(self, *args: Dataset, **kwargs: Dataset) -> None:
+        if args and kwargs:
+            raise ValueError("Supported either ``tuple``- (via ``args``) or``dict``- (via "
+                             "``kwargs``) like input/output, but both types are given.")
+        if not args and not kwargs:
+            raise ValueError("At least one dataset should be passed")
+        self.datasets: tuple | dict = args or kwargs
+        parts = list(args or kwargs.values())
+        self._length = len(parts[0])
+        if any(len(d) != self._length for d in parts):
+            raise ValueError("Size mismatch between datasets")
+
+    def __getitem__(self, index):
+        if isinstance(self.datasets, dict):
+            return {k: d[index] for k, d in self.datasets.items()}
+        return tuple(d[index] for d in self.datasets)
+
+    def __getitems__(self, indices: list) -> list:
+        """One batch; each part uses its dataset's own ``__getitems__`` when it has one."""
+        named = isinstance(self.datasets, dict)
+        columns = {}  # part key -> that part's samples, in batch order
+        for key, d in (self.datasets.items() if named else enumerate(self.datasets)):
+            fetch = getattr(d, "__getitems__", None)
+            if callable(fetch):
+                items = fetch(indices)
+                if len(items) != len(indices):
+                    raise ValueError("Nested dataset's output size mismatch. Expected "
+                                     f"{len(indices)}, got {len(items)}")
+            else:
+                items = [d[i] for i in indices]
+            columns[key] = items
+        if named:
+            return [{k: col[j] for k, col in columns.items()} for j in range(len(indices))]
+        return [tuple(col[j] for col in columns.values()) for j in range(len(indices))]
+
+    def __len__(self) -> int:
+        return self._length
 
 
 class ConcatDataset(Dataset[T_co]):

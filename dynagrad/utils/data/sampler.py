@@ -63,6 +63,10 @@ def _check_bool(name: str, value) -> None:
         raise TypeError(f"{name} should be a boolean value, but got {name}={value}")
 
 
+# Indices drawn per randint call by RandomSampler(replacement=True); PyTorch uses 32 as well.
+_REPLACEMENT_CHUNK = 32
+
+
 class RandomSampler(Sampler):
     """Random indices: a permutation, or ``num_samples`` draws with ``replacement=True``.
 
@@ -89,7 +93,13 @@ class RandomSampler(Sampler):
         if gen is None:
             gen = Generator().manual_seed(draw_seed(None))
         if self.replacement:
-            yield from randint(0, n, (self.num_samples,), generator=gen).tolist()
+            # Drawn lazily in chunks (as PyTorch does): num_samples may be far larger than
+            # memory, and a consumer that stops early never pays for the rest.
+            full, rest = divmod(self.num_samples, _REPLACEMENT_CHUNK)
+            for _ in range(full):
+                yield from randint(0, n, (_REPLACEMENT_CHUNK,), generator=gen).tolist()
+            if rest:
+                yield from randint(0, n, (rest,), generator=gen).tolist()
             return
         for _ in range(self.num_samples // n):
             yield from randperm(n, generator=gen).tolist()
