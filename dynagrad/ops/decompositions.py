@@ -21,8 +21,6 @@ import math
 from collections import namedtuple
 
 import numpy as np
-import scipy.linalg
-from scipy.linalg import blas, lapack
 
 from ..autograd import grad_mode
 from ..autograd.function import node_class, record
@@ -32,6 +30,14 @@ from ..tensor import Tensor, _wrap
 from ._util import as_tensor_arg
 from .elementwise import sum_to
 from .registry import FUNCTIONS, register, tensor_method
+
+
+def _scipy_linalg():
+    """``scipy.linalg`` (with its ``lapack`` and ``blas``), imported on first use: importing it
+    costs start-up time a program without a decomposition should not pay (and Numba's BLAS probe
+    must not find it loaded: tests/test_blas_probe.py)."""
+    import scipy.linalg
+    return scipy.linalg
 
 
 class LinAlgError(RuntimeError):
@@ -181,7 +187,7 @@ def _getrf(a: np.ndarray):
     info = np.zeros(flat.shape[0], np.int32)
     if k:
         for i, x in enumerate(flat):
-            lu[i], p, info[i] = lapack.dgetrf(x)[:3]
+            lu[i], p, info[i] = _scipy_linalg().lapack.dgetrf(x)[:3]
             piv[i] = p + 1
     return lu.reshape(a.shape), piv.reshape(a.shape[:-2] + (k,)), info.reshape(a.shape[:-2])
 
@@ -200,7 +206,7 @@ def _inv_host(a: np.ndarray):
     out = np.empty_like(_flat(a))
     with np.errstate(all="ignore"):
         for i, (x, p) in enumerate(zip(_flat(lu), piv.reshape(-1, n))):
-            out[i] = lapack.dgetrs(x, p - 1, np.eye(n))[0]
+            out[i] = _scipy_linalg().lapack.dgetrs(x, p - 1, np.eye(n))[0]
     return out.reshape(a.shape), info
 
 
@@ -332,8 +338,8 @@ def _solve_host(op: str, a: Tensor, b: Tensor, check: bool):
     x = np.empty(batch + bb.shape[-2:])
     with np.errstate(all="ignore"):
         for i in np.ndindex(batch):  # singular systems: what the LU solve gives (infs, NaNs)
-            lu, p, _ = lapack.dgetrf(aa[i])
-            x[i] = lapack.dgetrs(lu, p, bb[i])[0]
+            lu, p, _ = _scipy_linalg().lapack.dgetrf(aa[i])
+            x[i] = _scipy_linalg().lapack.dgetrs(lu, p, bb[i])[0]
     return x, info
 
 
@@ -421,9 +427,10 @@ def _tri_solve(a: Tensor, b: Tensor, upper: bool, unit: bool) -> Tensor:
     tri = np.broadcast_to(tri, batch + aa.shape[-2:])
     bb = np.broadcast_to(bb, batch + bb.shape[-2:])
     x = np.empty(batch + bb.shape[-2:])
+    trsm = _scipy_linalg().blas.dtrsm
     with np.errstate(all="ignore"):  # BLAS's trsm: a zero on the diagonal gives infs, as torch
         for i in np.ndindex(batch):
-            x[i] = (blas.dtrsm(1.0, tri[i], bb[i], lower=not upper) if tri[i].size and bb[i].size
+            x[i] = (trsm(1.0, tri[i], bb[i], lower=not upper) if tri[i].size and bb[i].size
                     else bb[i])
     out = result(x, a)
     _attach(_TriSolveNode, (a, b), (out,), (a, out), upper=upper, unit=unit,
@@ -480,7 +487,7 @@ def _cholesky(op: str, A, upper: bool, check: bool):
     info = np.zeros(flat.shape[0], np.int32)
     for i, x in enumerate(flat):
         if x.size:
-            low[i], info[i] = lapack.dpotrf(x, lower=1, clean=1)
+            low[i], info[i] = _scipy_linalg().lapack.dpotrf(x, lower=1, clean=1)
     info = info.reshape(a.shape[:-2])
     if check:
         _batch_error(op, info, lambda k: "The factorization could not be completed because the "
@@ -1078,7 +1085,7 @@ def _ldl_factor(op: str, A, hermitian: bool, check: bool):
     info = np.zeros(flat.shape[0], np.int32)
     for i, x in enumerate(flat):
         if x.size:
-            ld[i], p, info[i] = lapack.dsytrf(x, lower=1)
+            ld[i], p, info[i] = _scipy_linalg().lapack.dsytrf(x, lower=1)
             piv[i] = p  # LAPACK's 1-based pivots (negative for 2 x 2 blocks), as PyTorch
     ld = np.tril(ld)
     info = info.reshape(a.shape[:-2])
@@ -1112,7 +1119,7 @@ def ldl_solve(LD, pivots, B, *, hermitian: bool = False) -> Tensor:
     b_arr = np.broadcast_to(b_arr, batch + b_arr.shape[-2:])
     x = np.empty(batch + b_arr.shape[-2:])
     for i in np.ndindex(batch):
-        x[i] = lapack.dsytrs(ld_arr[i], piv[i], b_arr[i], lower=1)[0]
+        x[i] = _scipy_linalg().lapack.dsytrs(ld_arr[i], piv[i], b_arr[i], lower=1)[0]
     return result(x, b)
 
 
@@ -1140,7 +1147,7 @@ def matrix_exp(A) -> Tensor:
     """
     a = check_matrix("linalg.matrix_exp", A)
     arr = host(a)
-    out = result(scipy.linalg.expm(arr) if arr.size else arr, a)
+    out = result(_scipy_linalg().expm(arr) if arr.size else arr, a)
     _attach(_ExpmNode, (a,), (out,), (a,))
     return out
 

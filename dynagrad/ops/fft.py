@@ -20,7 +20,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import scipy.fft as sfft
 
 from .. import dtypes
 from ..autograd import grad_mode
@@ -32,6 +31,13 @@ from .complex import conj, real
 from .registry import register
 
 _TORCH_NAMES = {"float16": "Half", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+
+
+def _scipy_fft():
+    """``scipy.fft``, imported on the first transform: importing it takes a large share of
+    ``import dynagrad``'s time, which a program without FFTs should not pay."""
+    import scipy.fft
+    return scipy.fft
 
 
 # --- the primitives -----------------------------------------------------------------------
@@ -55,7 +61,7 @@ _C2CNode = node_class("FftC2CBackward0", lambda node, g: (
 
 def _c2c(x: Tensor, dims: tuple, scale: float, forward: bool) -> Tensor:
     """``scale`` times the unnormalized forward (or inverse) DFT of complex ``x`` over ``dims``."""
-    fn = sfft.fftn if forward else sfft.ifftn
+    fn = _scipy_fft().fftn if forward else _scipy_fft().ifftn
     res = fn(host(x._data), axes=dims, norm="backward" if forward else "forward")
     out = _result(res * scale if scale != 1 else res, x.dtype, x)
     return _record(_C2CNode, x, out, dims=dims, scale=scale, forward=forward)
@@ -77,7 +83,7 @@ _R2CNode = node_class("FftR2CBackward0", _r2c_back)
 
 def _r2c(x: Tensor, dims: tuple, scale: float) -> Tensor:
     """``scale`` times the DFT of real ``x`` over ``dims``, the last of them one-sided."""
-    res = sfft.rfftn(host(x._data), axes=dims, norm="backward")
+    res = _scipy_fft().rfftn(host(x._data), axes=dims, norm="backward")
     out = _result(res * scale if scale != 1 else res, x.dtype.to_complex(), x)
     return _record(_R2CNode, x, out, dims=dims, scale=scale, n=x.shape[dims[-1]])
 
@@ -101,7 +107,7 @@ def _c2r(x: Tensor, dims: tuple, scale: float, n: int) -> Tensor:
     """``scale`` times the unnormalized inverse DFT over ``dims`` of a one-sided spectrum ``x``
     (last dim ``n // 2 + 1`` long), a real result whose last transformed dim has ``n`` points."""
     sizes = [x.shape[d] for d in dims[:-1]] + [n]
-    res = sfft.irfftn(host(x._data), s=sizes, axes=dims, norm="forward")
+    res = _scipy_fft().irfftn(host(x._data), s=sizes, axes=dims, norm="forward")
     out = _result(res * scale if scale != 1 else res, x.dtype.to_real(), x)
     return _record(_C2RNode, x, out, dims=dims, scale=scale, n=n)
 

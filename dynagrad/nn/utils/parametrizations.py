@@ -17,7 +17,6 @@ from __future__ import annotations
 from enum import Enum, auto
 
 import numpy as np
-import scipy.linalg
 
 from ...autograd.grad_mode import no_grad
 from ...creation import eye
@@ -181,6 +180,7 @@ def _geqrf_signs(a: Tensor) -> Tensor:
     flat = arr.reshape((-1,) + arr.shape[-2:])
     out = np.empty_like(flat)
     for i, m in enumerate(flat):
+        import scipy.linalg  # on first use: see ops/decompositions._scipy_linalg
         (raw, tau), _ = scipy.linalg.qr(m, mode="raw")
         signs = np.sign(np.diagonal(raw)).copy()
         signs[tau == 0.0] *= -1
