@@ -7,36 +7,17 @@ Example:
 """
 from __future__ import annotations
 
-import math
-from typing import ClassVar
-
 from ..creation import full
-from . import constraints
+from ._folded import FoldedAtZero
 from .cauchy import Cauchy
-from .transformed_distribution import TransformedDistribution
-from .transforms import AbsTransform
 
 __all__ = ["HalfCauchy"]
 
 
-class HalfCauchy(TransformedDistribution):
+class HalfCauchy(FoldedAtZero):
     """HalfCauchy(scale): density 2 Cauchy(x; 0, scale) on [0, inf)."""
 
-    arg_constraints: ClassVar[dict] = {"scale": constraints.positive}
-    support = constraints.nonnegative
-    has_rsample = True
-
-    def __init__(self, scale, validate_args=None):
-        super().__init__(Cauchy(0, scale, validate_args=False), AbsTransform(),
-                         validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(HalfCauchy, _instance)
-        return super().expand(batch_shape, _instance=new)
-
-    @property
-    def scale(self):
-        return self.base_dist.scale
+    base = Cauchy
 
     @property
     def mean(self):
@@ -44,26 +25,5 @@ class HalfCauchy(TransformedDistribution):
                     device=self.scale.device)
 
     @property
-    def mode(self):
-        return self.scale.new_zeros(self.scale.shape)
-
-    @property
     def variance(self):
         return self.base_dist.variance
-
-    def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        log_prob = self.base_dist.log_prob(value) + math.log(2)
-        return log_prob.masked_fill(value < 0, float("-inf"))
-
-    def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        return 2 * self.base_dist.cdf(value) - 1
-
-    def icdf(self, prob):
-        return self.base_dist.icdf((prob + 1) / 2)
-
-    def entropy(self):
-        return self.base_dist.entropy() - math.log(2)

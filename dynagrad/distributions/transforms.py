@@ -168,6 +168,16 @@ class Transform:
         return shape
 
 
+class _ParameterFree(Transform):
+    """A transform without parameters: every instance of its class is equal to every other."""
+
+    def __eq__(self, other):
+        return isinstance(other, type(self))
+
+    def __hash__(self):
+        return hash(type(self))
+
+
 class _InverseTransform(Transform):
     """The inverse of a transform (``t.inv``), sharing its cache."""
 
@@ -440,19 +450,13 @@ class ReshapeTransform(Transform):
         return tuple(shape[:cut]) + tuple(self.in_shape)
 
 
-class ExpTransform(Transform):
+class ExpTransform(_ParameterFree):
     """y = exp(x)."""
 
     domain = constraints.real
     codomain = constraints.positive
     bijective = True
     sign = +1
-
-    def __eq__(self, other):
-        return isinstance(other, ExpTransform)
-
-    def __hash__(self):
-        return hash(type(self))
 
     def _call(self, x):
         return x.exp()
@@ -514,19 +518,13 @@ def _clipped_sigmoid(x: Tensor) -> Tensor:
     return x.sigmoid().clamp(tiny(x.dtype), 1.0 - eps(x.dtype))
 
 
-class SigmoidTransform(Transform):
+class SigmoidTransform(_ParameterFree):
     """y = 1 / (1 + exp(-x))."""
 
     domain = constraints.real
     codomain = constraints.unit_interval
     bijective = True
     sign = +1
-
-    def __eq__(self, other):
-        return isinstance(other, SigmoidTransform)
-
-    def __hash__(self):
-        return hash(type(self))
 
     def _call(self, x):
         return _clipped_sigmoid(x)
@@ -539,19 +537,13 @@ class SigmoidTransform(Transform):
         return -softplus(-x) - softplus(x)
 
 
-class SoftplusTransform(Transform):
+class SoftplusTransform(_ParameterFree):
     """y = log(1 + exp(x))."""
 
     domain = constraints.real
     codomain = constraints.positive
     bijective = True
     sign = +1
-
-    def __eq__(self, other):
-        return isinstance(other, SoftplusTransform)
-
-    def __hash__(self):
-        return hash(type(self))
 
     def _call(self, x):
         return softplus(x)
@@ -563,19 +555,13 @@ class SoftplusTransform(Transform):
         return -softplus(-x)
 
 
-class TanhTransform(Transform):
+class TanhTransform(_ParameterFree):
     """y = tanh(x); its log-Jacobian uses the stable form 2 (log 2 - x - softplus(-2x))."""
 
     domain = constraints.real
     codomain = constraints.interval(-1.0, 1.0)
     bijective = True
     sign = +1
-
-    def __eq__(self, other):
-        return isinstance(other, TanhTransform)
-
-    def __hash__(self):
-        return hash(type(self))
 
     def _call(self, x):
         return x.tanh()
@@ -587,17 +573,11 @@ class TanhTransform(Transform):
         return 2.0 * (math.log(2.0) - x - softplus(-2.0 * x))
 
 
-class AbsTransform(Transform):
+class AbsTransform(_ParameterFree):
     """y = |x| (not injective: the inverse picks the positive root)."""
 
     domain = constraints.real
     codomain = constraints.positive
-
-    def __eq__(self, other):
-        return isinstance(other, AbsTransform)
-
-    def __hash__(self):
-        return hash(type(self))
 
     def _call(self, x):
         return x.abs()
@@ -684,17 +664,11 @@ class AffineTransform(Transform):
         return self.forward_shape(shape)
 
 
-class SoftmaxTransform(Transform):
+class SoftmaxTransform(_ParameterFree):
     """y = softmax(x) over the last dimension (not injective; the inverse is log y)."""
 
     domain = constraints.real_vector
     codomain = constraints.simplex
-
-    def __eq__(self, other):
-        return isinstance(other, SoftmaxTransform)
-
-    def __hash__(self):
-        return hash(type(self))
 
     def _call(self, x):
         probs = (x - x.max(-1, keepdim=True).values).exp()
@@ -714,19 +688,13 @@ class SoftmaxTransform(Transform):
         return shape
 
 
-class StickBreakingTransform(Transform):
+class StickBreakingTransform(_ParameterFree):
     """R^(K-1) to the K-simplex by stick breaking: each sigmoid takes a share of what is left,
     offset so that x = 0 maps to the uniform vector."""
 
     domain = constraints.real_vector
     codomain = constraints.simplex
     bijective = True
-
-    def __eq__(self, other):
-        return isinstance(other, StickBreakingTransform)
-
-    def __hash__(self):
-        return hash(type(self))
 
     def _call(self, x):
         offset = x.shape[-1] + 1 - x.new_ones(x.shape[-1]).cumsum(-1)
@@ -756,19 +724,13 @@ class StickBreakingTransform(Transform):
         return tuple(shape[:-1]) + (shape[-1] - 1,)
 
 
-class LowerCholeskyTransform(Transform):
+class LowerCholeskyTransform(_ParameterFree):
     """Unconstrained square matrices to lower triangular ones with a positive diagonal: keep
     the strict lower triangle, exponentiate the diagonal (not bijective: the upper part is
     dropped)."""
 
     domain = constraints.independent(constraints.real, 2)
     codomain = constraints.lower_cholesky
-
-    def __eq__(self, other):
-        return isinstance(other, LowerCholeskyTransform)
-
-    def __hash__(self):
-        return hash(type(self))
 
     def _call(self, x):
         return x.tril(-1) + diag_embed(x.diagonal(dim1=-2, dim2=-1).exp())
@@ -777,18 +739,12 @@ class LowerCholeskyTransform(Transform):
         return y.tril(-1) + diag_embed(y.diagonal(dim1=-2, dim2=-1).log())
 
 
-class PositiveDefiniteTransform(Transform):
+class PositiveDefiniteTransform(_ParameterFree):
     """Unconstrained square matrices to positive definite ones: L L^T with L from
     ``LowerCholeskyTransform``."""
 
     domain = constraints.independent(constraints.real, 2)
     codomain = constraints.positive_definite
-
-    def __eq__(self, other):
-        return isinstance(other, PositiveDefiniteTransform)
-
-    def __hash__(self):
-        return hash(type(self))
 
     def _call(self, x):
         x = LowerCholeskyTransform()(x)
@@ -798,19 +754,13 @@ class PositiveDefiniteTransform(Transform):
         return LowerCholeskyTransform().inv(cholesky(y))
 
 
-class CorrCholeskyTransform(Transform):
+class CorrCholeskyTransform(_ParameterFree):
     """Vectors of length D(D-1)/2 to Cholesky factors of D x D correlation matrices: tanh maps
     each entry to (-1, 1), then each row is filled by stick breaking so it has unit norm."""
 
     domain = constraints.real_vector
     codomain = constraints.corr_cholesky
     bijective = True
-
-    def __eq__(self, other):
-        return isinstance(other, CorrCholeskyTransform)
-
-    def __hash__(self):
-        return hash(type(self))
 
     def _call(self, x):
         x = x.tanh()
