@@ -46,7 +46,26 @@ def _precision_to_scale_tril(precision):
                             upper=False)
 
 
-class MultivariateNormal(Distribution):
+class ScaleTrilMatrices:
+    """The matrices a distribution parametrized by a lower Cholesky factor
+    ``_unbroadcasted_scale_tril`` (L) offers, expanded to ``_matrix_shape()``: L itself, L L^T
+    and its inverse."""
+
+    @lazy_property
+    def scale_tril(self):
+        return self._unbroadcasted_scale_tril.expand(self._matrix_shape())
+
+    @lazy_property
+    def covariance_matrix(self):
+        lower = self._unbroadcasted_scale_tril
+        return lower.matmul(lower.mT).expand(self._matrix_shape())
+
+    @lazy_property
+    def precision_matrix(self):
+        return cholesky_inverse(self._unbroadcasted_scale_tril).expand(self._matrix_shape())
+
+
+class MultivariateNormal(ScaleTrilMatrices, Distribution):
     """MultivariateNormal(loc, covariance_matrix=... | precision_matrix=... | scale_tril=...)."""
 
     arg_constraints: ClassVar[dict] = {"loc": constraints.real_vector,
@@ -99,19 +118,6 @@ class MultivariateNormal(Distribution):
 
     def _matrix_shape(self):
         return tuple(self._batch_shape) + tuple(self._event_shape) * 2
-
-    @lazy_property
-    def scale_tril(self):
-        return self._unbroadcasted_scale_tril.expand(self._matrix_shape())
-
-    @lazy_property
-    def covariance_matrix(self):
-        lower = self._unbroadcasted_scale_tril
-        return lower.matmul(lower.mT).expand(self._matrix_shape())
-
-    @lazy_property
-    def precision_matrix(self):
-        return cholesky_inverse(self._unbroadcasted_scale_tril).expand(self._matrix_shape())
 
     @property
     def mean(self):

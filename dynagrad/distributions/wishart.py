@@ -19,7 +19,7 @@ from typing import ClassVar
 import numpy as np
 
 from ..creation import arange, tensor
-from ..ops.decompositions import cholesky, cholesky_inverse, solve_triangular
+from ..ops.decompositions import cholesky, solve_triangular
 from ..ops.special import digamma, mvlgamma
 from ..ops.structure import diag_embed
 from ..random import randn
@@ -27,8 +27,7 @@ from ..tensor import Size
 from . import constraints
 from .chi2 import Chi2
 from .distribution import Distribution
-from .multivariate_normal import _precision_to_scale_tril
-from .utils import lazy_property
+from .multivariate_normal import ScaleTrilMatrices, _precision_to_scale_tril
 
 __all__ = ["Wishart"]
 
@@ -39,7 +38,7 @@ def _mvdigamma(x, p: int):
     return digamma(x.unsqueeze(-1) - j).sum(-1)
 
 
-class Wishart(Distribution):
+class Wishart(ScaleTrilMatrices, Distribution):
     """Wishart(df, covariance_matrix=... | precision_matrix=... | scale_tril=...), df > p - 1."""
 
     arg_constraints: ClassVar[dict] = {"covariance_matrix": constraints.positive_definite,
@@ -98,19 +97,6 @@ class Wishart(Distribution):
 
     def _matrix_shape(self):
         return tuple(self._batch_shape) + tuple(self._event_shape)
-
-    @lazy_property
-    def scale_tril(self):
-        return self._unbroadcasted_scale_tril.expand(self._matrix_shape())
-
-    @lazy_property
-    def covariance_matrix(self):
-        lower = self._unbroadcasted_scale_tril
-        return lower.matmul(lower.mT).expand(self._matrix_shape())
-
-    @lazy_property
-    def precision_matrix(self):
-        return cholesky_inverse(self._unbroadcasted_scale_tril).expand(self._matrix_shape())
 
     @property
     def mean(self):
