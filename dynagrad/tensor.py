@@ -52,9 +52,8 @@ class Tensor:
     __array_priority__ = 1000  # numpy defers to our reflected operators
     # ``Tensor.dtype`` on the class (torch has one: ``hasattr(Tensor, "dtype")``) is the type of
     # every tensor's dtype. Each tensor sets its own in its ``__dict__``, which wins. Deliberately
-    # not a property (a call on every read) nor any Python-level object: measured on CPython 3.11,
-    # a class attribute that is a descriptor or an instance of a Python class makes every
-    # ``x.dtype`` 2-3x slower; a class object under the instance value costs nothing.
+    # not a property (a call on every read) nor any Python-level object, which would slow every
+    # ``x.dtype`` read (bench/README.md); a class object under the instance value costs nothing.
     dtype = _dtype_cls
 
     def __init__(self, data=None, *, dtype=None, requires_grad: bool = False):
